@@ -1,0 +1,95 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+/// Strict settings as Hummingbird uses them: every existential spelled `any`, imports visible
+/// only where they are declared.
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "LocationGate",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "locgate", targets: ["locgate"]),
+        .library(name: "LocationAuthorization", targets: ["LocationAuthorization"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
+    ],
+    targets: [
+        // Layer 0: the authorization domain. Standard library and Foundation only, no I/O.
+        .target(
+            name: "LocationAuthorization",
+            swiftSettings: strictSettings
+        ),
+        // Layer 1: libpq, declared once.
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
+        // Layer 2: a small PostgreSQL client over libpq.
+        .target(
+            name: "PostgresClient",
+            dependencies: [
+                "CLibPQ",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The SQL migrations in Schema/, shipped as resources of their own target.
+        .target(
+            name: "LocationGateSchema",
+            path: "Schema",
+            exclude: ["README.md"],
+            resources: [.copy("migrations")],
+            swiftSettings: strictSettings
+        ),
+        // Layer 3: the append-only event log, streams, global order, subscriptions.
+        .target(
+            name: "EventLog",
+            dependencies: [
+                "PostgresClient",
+                "LocationGateSchema",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The command-line tool and server.
+        .executableTarget(
+            name: "locgate",
+            dependencies: [
+                "EventLog",
+                "PostgresClient",
+                "LocationAuthorization",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "LocationAuthorizationTests",
+            dependencies: [
+                "LocationAuthorization",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "PostgresClientTests",
+            dependencies: ["PostgresClient"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "EventLogTests",
+            dependencies: ["EventLog", "PostgresClient"],
+            swiftSettings: strictSettings
+        ),
+    ]
+)

@@ -1,0 +1,63 @@
+/// What the app last reported about the device it runs on (`contextReported`, C1).
+///
+/// Every field is optional: a context nobody reported is "current iOS with all keys" (SPEC §2),
+/// so a backend that never sends `contextReported` still gets Core Location's current rules.
+public struct DeviceContext: Sendable, Hashable {
+    public var platform: Platform?
+    /// The OS version as reported, e.g. "17.4". Unknown means the current release.
+    public var osVersion: OSVersion?
+    public var appVersion: String?
+    /// The Info.plist usage-description keys the build declares. Unknown means all of them.
+    public var usageDescriptions: Set<String>?
+    /// Keys of NSLocationTemporaryUsageDescriptionDictionary. Unknown means any purpose key.
+    public var temporaryUsagePurposeKeys: Set<String>?
+    /// NSLocationDefaultAccuracyReduced, once reported.
+    public var defaultAccuracyReduced: Bool?
+
+    public init(
+        platform: Platform? = nil,
+        osVersion: OSVersion? = nil,
+        appVersion: String? = nil,
+        usageDescriptions: Set<String>? = nil,
+        temporaryUsagePurposeKeys: Set<String>? = nil,
+        defaultAccuracyReduced: Bool? = nil
+    ) {
+        self.platform = platform
+        self.osVersion = osVersion
+        self.appVersion = appVersion
+        self.usageDescriptions = usageDescriptions
+        self.temporaryUsagePurposeKeys = temporaryUsagePurposeKeys
+        self.defaultAccuracyReduced = defaultAccuracyReduced
+    }
+
+    /// The platform the rules use: iOS when unknown.
+    public var effectivePlatform: Platform { platform ?? .iOS }
+
+    /// True only on iOS or iPadOS with a known version below `version`: the OS-version thresholds
+    /// of SPEC §2 apply to those platforms alone, and an unknown version is the current one.
+    public func isIOSFamily(below version: OSVersion) -> Bool {
+        guard effectivePlatform.isIOSFamily, let osVersion else { return false }
+        return osVersion < version
+    }
+
+    /// iOS/iPadOS 13.0 to 13.3, where the escalation was silent (A11).
+    public var isSilentEscalationRelease: Bool {
+        guard effectivePlatform.isIOSFamily, let osVersion else { return false }
+        return osVersion.major == 13 && osVersion.minor <= 3
+    }
+
+    /// Whether the build declares a usage-description key.
+    public func declares(_ key: String) -> Bool {
+        usageDescriptions?.contains(key) ?? true
+    }
+
+    /// Whether the build declares a temporary-accuracy purpose key (K3).
+    public func declaresPurposeKey(_ key: String) -> Bool {
+        temporaryUsagePurposeKeys?.contains(key) ?? true
+    }
+
+    /// Whether any purpose key is declared, so that temporary full accuracy can be asked for.
+    public var declaresAnyPurposeKey: Bool {
+        temporaryUsagePurposeKeys.map { !$0.isEmpty } ?? true
+    }
+}

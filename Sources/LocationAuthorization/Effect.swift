@@ -1,0 +1,110 @@
+/// What applying one event did (SPEC §3). Stored with the event and shown in history, so the
+/// JSON shape is a contract: `{"kind": ..., ...}` with the field names of SPEC §5.
+public enum Effect: Sendable, Hashable {
+    case promptShown(Prompt)
+    case statusChanged(from: AuthorizationStatus, to: AuthorizationStatus)
+    case accuracyChanged(from: Accuracy, to: Accuracy)
+    case noEffect(NoEffectReason)
+    case failed(FailureReason, keys: [String])
+    case eventDelivered(Bool)
+    case reconciled(from: AuthorizationStatus, to: AuthorizationStatus)
+
+    /// The `kind` field of the JSON form.
+    public var kind: String {
+        switch self {
+        case .promptShown: "promptShown"
+        case .statusChanged: "statusChanged"
+        case .accuracyChanged: "accuracyChanged"
+        case .noEffect: "noEffect"
+        case .failed: "failed"
+        case .eventDelivered: "eventDelivered"
+        case .reconciled: "reconciled"
+        }
+    }
+}
+
+/// Why a request or answer changed nothing (SPEC §5 noEffect reasons).
+public enum NoEffectReason: String, Sendable, Hashable, Codable, CaseIterable {
+    case alreadyDetermined
+    case promptPending
+    case temporaryAuthorization
+    case alwaysAlreadyRequested
+    case alreadyAlways
+    case denied
+    case restricted
+    case notAuthorized
+    case alreadyFullAccuracy
+    case notInUse
+    case unchanged
+    case confirmed
+}
+
+/// Why a request failed without a prompt (A8, K1-K3).
+public enum FailureReason: String, Sendable, Hashable, Codable, CaseIterable {
+    case missingUsageDescription
+    case missingPurposeKey
+}
+
+extension Effect: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case kind, prompt, from, to, reason, keys, delivered
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let kind = try container.decode(String.self, forKey: .kind)
+        switch kind {
+        case "promptShown":
+            self = .promptShown(try container.decode(Prompt.self, forKey: .prompt))
+        case "statusChanged":
+            self = .statusChanged(
+                from: try container.decode(AuthorizationStatus.self, forKey: .from),
+                to: try container.decode(AuthorizationStatus.self, forKey: .to)
+            )
+        case "accuracyChanged":
+            self = .accuracyChanged(
+                from: try container.decode(Accuracy.self, forKey: .from),
+                to: try container.decode(Accuracy.self, forKey: .to)
+            )
+        case "noEffect":
+            self = .noEffect(try container.decode(NoEffectReason.self, forKey: .reason))
+        case "failed":
+            self = .failed(
+                try container.decode(FailureReason.self, forKey: .reason),
+                keys: try container.decode([String].self, forKey: .keys)
+            )
+        case "eventDelivered":
+            self = .eventDelivered(try container.decode(Bool.self, forKey: .delivered))
+        case "reconciled":
+            self = .reconciled(
+                from: try container.decode(AuthorizationStatus.self, forKey: .from),
+                to: try container.decode(AuthorizationStatus.self, forKey: .to)
+            )
+        default:
+            throw DecodingError.dataCorruptedError(
+                forKey: .kind, in: container, debugDescription: "unknown effect kind \(kind)")
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(kind, forKey: .kind)
+        switch self {
+        case .promptShown(let prompt):
+            try container.encode(prompt, forKey: .prompt)
+        case .statusChanged(let from, let to), .reconciled(let from, let to):
+            try container.encode(from, forKey: .from)
+            try container.encode(to, forKey: .to)
+        case .accuracyChanged(let from, let to):
+            try container.encode(from, forKey: .from)
+            try container.encode(to, forKey: .to)
+        case .noEffect(let reason):
+            try container.encode(reason, forKey: .reason)
+        case .failed(let reason, let keys):
+            try container.encode(reason, forKey: .reason)
+            try container.encode(keys, forKey: .keys)
+        case .eventDelivered(let delivered):
+            try container.encode(delivered, forKey: .delivered)
+        }
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+
+/// One event as a client sends it (SPEC §1): the envelope of stream, idempotency key, time and
+/// optimistic-concurrency check around a `LocationEvent`.
+public struct EventSubmission: Sendable, Hashable {
+    /// Chosen by the client; the idempotency key, unique per app.
+    public var id: UUID
+    public var userId: String
+    public var deviceId: String
+    public var occurredAt: Date
+    public var event: LocationEvent
+    /// The stream's version before this event (0 for a new stream); nil skips the check.
+    public var expectedVersion: Int64?
+
+    public init(
+        id: UUID, userId: String, deviceId: String, occurredAt: Date, event: LocationEvent,
+        expectedVersion: Int64? = nil
+    ) {
+        self.id = id
+        self.userId = userId
+        self.deviceId = deviceId
+        self.occurredAt = occurredAt
+        self.event = event
+        self.expectedVersion = expectedVersion
+    }
+
+    /// `userId` and `deviceId` are opaque: 1 to 128 of `[A-Za-z0-9._:@-]`.
+    public static func isValidIdentifier(_ text: String) -> Bool {
+        guard !text.isEmpty, text.utf8.count <= 128 else { return false }
+        return text.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: ":"), UInt8(ascii: "@"), UInt8(ascii: "-"):
+                true
+            default:
+                false
+            }
+        }
+    }
+}
+
+extension EventSubmission: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case id, userId, deviceId, occurredAt, expectedVersion
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let idText = try container.decode(String.self, forKey: .id)
+        guard let id = UUID(uuidString: idText) else {
+            throw EventValidationError.invalid("id", "\(idText.prefix(64)) is not a UUID")
+        }
+        let userId = try container.decode(String.self, forKey: .userId)
+        guard Self.isValidIdentifier(userId) else {
+            throw EventValidationError.invalid("userId", "must be 1 to 128 characters of A-Z a-z 0-9 . _ : @ -")
+        }
+        let deviceId = try container.decode(String.self, forKey: .deviceId)
+        guard Self.isValidIdentifier(deviceId) else {
+            throw EventValidationError.invalid("deviceId", "must be 1 to 128 characters of A-Z a-z 0-9 . _ : @ -")
+        }
+        let occurredText = try container.decode(String.self, forKey: .occurredAt)
+        guard let occurredAt = RFC3339.date(from: occurredText) else {
+            throw EventValidationError.invalid("occurredAt", "\(occurredText.prefix(64)) is not an RFC 3339 time")
+        }
+        let expectedVersion = try container.decodeIfPresent(Int64.self, forKey: .expectedVersion)
+        if let expectedVersion, expectedVersion < 0 {
+            throw EventValidationError.invalid("expectedVersion", "must be 0 or more")
+        }
+        self.init(
+            id: id, userId: userId, deviceId: deviceId, occurredAt: occurredAt,
+            event: try LocationEvent(from: decoder), expectedVersion: expectedVersion)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id.uuidString.lowercased(), forKey: .id)
+        try container.encode(userId, forKey: .userId)
+        try container.encode(deviceId, forKey: .deviceId)
+        try container.encode(RFC3339.string(from: occurredAt), forKey: .occurredAt)
+        try container.encodeIfPresent(expectedVersion, forKey: .expectedVersion)
+        try event.encode(to: encoder)
+    }
+}
+
+/// RFC 3339 times, with or without fractional seconds.
+public enum RFC3339 {
+    public static func date(from text: String) -> Date? {
+        guard text.utf8.count <= 64 else { return nil }
+        if let date = try? Date(text, strategy: .iso8601) { return date }
+        return try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    }
+
+    /// Milliseconds are kept, as PostgreSQL's timestamptz keeps microseconds.
+    public static func string(from date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    }
+}

@@ -1,0 +1,64 @@
+/// Whether a feature may be switched on for a device, why, and what the app should do next
+/// (SPEC §4, §5). The JSON field names are the API's.
+public struct GateDecision: Sendable, Hashable, Codable {
+    public var feature: String
+    public var enabled: Bool
+    public var reason: GateReason
+    public var action: GateAction
+    public var status: AuthorizationStatus
+    public var provisional: Bool
+    public var temporary: Bool
+    /// The effective accuracy: full while temporary full accuracy lasts.
+    public var accuracy: Accuracy
+    public var requiredTier: Tier
+    /// The stream version the decision reflects; 0 for a device with no events.
+    public var version: Int64
+    /// With `fixUsageDescriptions`: the Info.plist keys to add.
+    public var missingKeys: [String]?
+
+    public init(
+        feature: String, enabled: Bool, reason: GateReason, action: GateAction, status: AuthorizationStatus,
+        provisional: Bool, temporary: Bool, accuracy: Accuracy, requiredTier: Tier, version: Int64,
+        missingKeys: [String]? = nil
+    ) {
+        self.feature = feature
+        self.enabled = enabled
+        self.reason = reason
+        self.action = action
+        self.status = status
+        self.provisional = provisional
+        self.temporary = temporary
+        self.accuracy = accuracy
+        self.requiredTier = requiredTier
+        self.version = version
+        self.missingKeys = missingKeys
+    }
+}
+
+/// Why a feature is on or off (SPEC §5 reasons).
+public enum GateReason: String, Sendable, Hashable, Codable, CaseIterable {
+    case authorized
+    case restricted
+    case locationServicesDisabled
+    case denied
+    case awaitingResponse
+    case notDetermined
+    case missingUsageDescription
+    case alwaysUnavailable
+    case temporaryAuthorization
+    case needsAlways
+    case alwaysDeclined
+    case reducedAccuracy
+    case serviceUnavailable
+}
+
+/// What the app should do next (SPEC §5 actions).
+public enum GateAction: String, Sendable, Hashable, Codable, CaseIterable {
+    case none
+    case requestWhenInUse
+    case requestAlways
+    case requestTemporaryFullAccuracy
+    case openSettings
+    case enableLocationServices
+    case fixUsageDescriptions
+}

@@ -1,0 +1,201 @@
+/// The JSON form `{"type": ..., "data": {...}}` of SPEC §1. Decoding checks the vocabulary and
+/// the bounds and throws `EventValidationError` (or `DecodingError` for a mistyped field, which
+/// `EventValidationError.init(_:)` translates); it never traps on client input.
+extension LocationEvent: Codable {
+    enum CodingKeys: String, CodingKey {
+        case type, data
+    }
+
+    private enum DataKeys: String, CodingKey {
+        case request, purposeKey, choice, service, state, backgroundIndicator
+        case authorization, preciseLocation, enabled, restricted, status, accuracy
+    }
+
+    /// Strings inside `data` are bounded so that one event cannot bloat the log.
+    static let maxStringLength = 128
+    static let maxListCount = 64
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let typeName = try container.decode(String.self, forKey: .type)
+        guard let type = EventType(rawValue: typeName) else {
+            throw EventValidationError(
+                .unknownType, field: "type",
+                message: "type: unknown event type \(typeName.prefix(64)); expected one of "
+                    + EventType.allCases.map(\.rawValue).joined(separator: ", "))
+        }
+        if type == .contextReported {
+            self = .contextReported(try container.decodeIfPresent(DeviceContext.self, forKey: .data) ?? DeviceContext())
+        } else {
+            guard container.contains(.data) else {
+                throw EventValidationError(.missingField, field: "data", message: "data is required for \(typeName)")
+            }
+            let data = try container.nestedContainer(keyedBy: DataKeys.self, forKey: .data)
+            self = try Self.decode(type, data)
+        }
+    }
+
+    private static func decode(_ type: EventType, _ data: KeyedDecodingContainer<DataKeys>) throws -> LocationEvent {
+        switch type {
+        case .contextReported:
+            return .contextReported(DeviceContext())
+        case .authorizationRequested:
+            let kind = try Self.decodeEnum(RequestKind.self, data, .request)
+            let purposeKey = try data.decodeIfPresent(String.self, forKey: .purposeKey)
+            if let purposeKey {
+                try Self.checkBounded(purposeKey, field: "data.purposeKey")
+            }
+            if kind == .temporaryFullAccuracy && purposeKey == nil {
+                throw EventValidationError(
+                    .missingField, field: "data.purposeKey",
+                    message: "data.purposeKey is required for a temporaryFullAccuracy request")
+            }
+            return .authorizationRequested(AuthorizationRequest(kind, purposeKey: kind == .temporaryFullAccuracy ? purposeKey : nil))
+        case .promptResponded:
+            return .promptResponded(try Self.decodeEnum(PromptChoice.self, data, .choice))
+        case .alwaysEventOccurred:
+            return .alwaysEventOccurred(try Self.decodeEnum(AlwaysService.self, data, .service))
+        case .appStateChanged:
+            let state = try Self.decodeEnum(AppState.self, data, .state)
+            let indicator = try data.decodeIfPresent(Bool.self, forKey: .backgroundIndicator) ?? false
+            return .appStateChanged(state, backgroundIndicator: indicator)
+        case .settingsChanged:
+            let authorization = try Self.decodeEnumIfPresent(SettingsAuthorization.self, data, .authorization)
+            let precise = try data.decodeIfPresent(Bool.self, forKey: .preciseLocation)
+            if authorization == nil && precise == nil {
+                throw EventValidationError(
+                    .missingField, field: "data",
+                    message: "settingsChanged needs data.authorization, data.preciseLocation or both (T1)")
+            }
+            return .settingsChanged(authorization: authorization, preciseLocation: precise)
+        case .locationServicesChanged:
+            return .locationServicesChanged(enabled: try data.decode(Bool.self, forKey: .enabled))
+        case .restrictionChanged:
+            return .restrictionChanged(restricted: try data.decode(Bool.self, forKey: .restricted))
+        case .statusObserved:
+            let name = try data.decode(String.self, forKey: .status)
+            guard let status = AuthorizationStatus(deviceName: name) else {
+                throw EventValidationError.invalid(
+                    "data.status",
+                    "unknown CLAuthorizationStatus \(name.prefix(64)); expected one of "
+                        + AuthorizationStatus.allCases.map(\.rawValue).joined(separator: ", ") + " or authorized")
+            }
+            let accuracy = try Self.decodeEnumIfPresent(Accuracy.self, data, .accuracy)
+            return .statusObserved(status, accuracy: accuracy)
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(type, forKey: .type)
+        if case .contextReported(let context) = self {
+            try container.encode(context, forKey: .data)
+            return
+        }
+        var data = container.nestedContainer(keyedBy: DataKeys.self, forKey: .data)
+        switch self {
+        case .contextReported:
+            break
+        case .authorizationRequested(let request):
+            try data.encode(request.kind, forKey: .request)
+            try data.encodeIfPresent(request.purposeKey, forKey: .purposeKey)
+        case .promptResponded(let choice):
+            try data.encode(choice, forKey: .choice)
+        case .alwaysEventOccurred(let service):
+            try data.encode(service, forKey: .service)
+        case .appStateChanged(let state, let indicator):
+            try data.encode(state, forKey: .state)
+            try data.encode(indicator, forKey: .backgroundIndicator)
+        case .settingsChanged(let authorization, let precise):
+            try data.encodeIfPresent(authorization, forKey: .authorization)
+            try data.encodeIfPresent(precise, forKey: .preciseLocation)
+        case .locationServicesChanged(let enabled):
+            try data.encode(enabled, forKey: .enabled)
+        case .restrictionChanged(let restricted):
+            try data.encode(restricted, forKey: .restricted)
+        case .statusObserved(let status, let accuracy):
+            try data.encode(status, forKey: .status)
+            try data.encodeIfPresent(accuracy, forKey: .accuracy)
+        }
+    }
+
+    private static func decodeEnum<Value: RawRepresentable & CaseIterable, Key: CodingKey>(
+        _ type: Value.Type, _ container: KeyedDecodingContainer<Key>, _ key: Key
+    ) throws -> Value where Value.RawValue == String {
+        guard let value = try decodeEnumIfPresent(type, container, key) else {
+            throw EventValidationError(.missingField, field: "data.\(key.stringValue)", message: "data.\(key.stringValue) is required")
+        }
+        return value
+    }
+
+    private static func decodeEnumIfPresent<Value: RawRepresentable & CaseIterable, Key: CodingKey>(
+        _ type: Value.Type, _ container: KeyedDecodingContainer<Key>, _ key: Key
+    ) throws -> Value? where Value.RawValue == String {
+        guard let raw = try container.decodeIfPresent(String.self, forKey: key) else { return nil }
+        guard let value = Value(rawValue: raw) else {
+            throw EventValidationError.invalid(
+                "data.\(key.stringValue)",
+                "\(raw.prefix(64)) is not one of " + Value.allCases.map(\.rawValue).joined(separator: ", "))
+        }
+        return value
+    }
+
+    static func checkBounded(_ text: String, field: String) throws {
+        guard !text.isEmpty, text.count <= maxStringLength else {
+            throw EventValidationError.invalid(field, "must be 1 to \(maxStringLength) characters")
+        }
+    }
+}
+
+extension DeviceContext: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case platform, osVersion, appVersion, usageDescriptions, temporaryUsagePurposeKeys, defaultAccuracyReduced
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init()
+        if let raw = try container.decodeIfPresent(String.self, forKey: .platform) {
+            guard let platform = Platform(rawValue: raw) else {
+                throw EventValidationError.invalid(
+                    "data.platform", "\(raw.prefix(64)) is not one of " + Platform.allCases.map(\.rawValue).joined(separator: ", "))
+            }
+            self.platform = platform
+        }
+        if let raw = try container.decodeIfPresent(String.self, forKey: .osVersion) {
+            guard let version = OSVersion(raw) else {
+                throw EventValidationError.invalid("data.osVersion", "\(raw.prefix(64)) is not a version such as 17.4")
+            }
+            self.osVersion = version
+        }
+        if let appVersion = try container.decodeIfPresent(String.self, forKey: .appVersion) {
+            try LocationEvent.checkBounded(appVersion, field: "data.appVersion")
+            self.appVersion = appVersion
+        }
+        self.usageDescriptions = try Self.decodeKeys(container, .usageDescriptions)
+        self.temporaryUsagePurposeKeys = try Self.decodeKeys(container, .temporaryUsagePurposeKeys)
+        self.defaultAccuracyReduced = try container.decodeIfPresent(Bool.self, forKey: .defaultAccuracyReduced)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(platform, forKey: .platform)
+        try container.encodeIfPresent(osVersion?.description, forKey: .osVersion)
+        try container.encodeIfPresent(appVersion, forKey: .appVersion)
+        // Sets are written sorted so that the same context always encodes to the same bytes.
+        try container.encodeIfPresent(usageDescriptions?.sorted(), forKey: .usageDescriptions)
+        try container.encodeIfPresent(temporaryUsagePurposeKeys?.sorted(), forKey: .temporaryUsagePurposeKeys)
+        try container.encodeIfPresent(defaultAccuracyReduced, forKey: .defaultAccuracyReduced)
+    }
+
+    private static func decodeKeys(_ container: KeyedDecodingContainer<CodingKeys>, _ key: CodingKeys) throws -> Set<String>? {
+        guard let keys = try container.decodeIfPresent([String].self, forKey: key) else { return nil }
+        guard keys.count <= LocationEvent.maxListCount else {
+            throw EventValidationError.invalid("data.\(key.stringValue)", "at most \(LocationEvent.maxListCount) keys")
+        }
+        for item in keys {
+            try LocationEvent.checkBounded(item, field: "data.\(key.stringValue)")
+        }
+        return Set(keys)
+    }
+}

@@ -1,0 +1,68 @@
+/// Something that happened to a device's Core Location authorization (SPEC §1). The cases are
+/// the event `type`s; their associated values are the `data` fields.
+public enum LocationEvent: Sendable, Hashable {
+    /// The app launched or was updated (C1).
+    case contextReported(DeviceContext)
+    /// The app called one of the request methods (A rules).
+    case authorizationRequested(AuthorizationRequest)
+    /// The person answered the prompt on screen (P rules).
+    case promptResponded(PromptChoice)
+    /// An event that needs Always authorization was about to be delivered (E1).
+    case alwaysEventOccurred(AlwaysService)
+    /// The app's use state changed (S1).
+    case appStateChanged(AppState, backgroundIndicator: Bool)
+    /// The person changed the app's location setting in Settings (T1, T2).
+    case settingsChanged(authorization: SettingsAuthorization?, preciseLocation: Bool?)
+    /// The system-wide Location Services switch (G1).
+    case locationServicesChanged(enabled: Bool)
+    /// Parental controls or device management (G2).
+    case restrictionChanged(restricted: Bool)
+    /// The delegate reported a status: the device is the truth (O1).
+    case statusObserved(AuthorizationStatus, accuracy: Accuracy?)
+
+    /// The `type` of the JSON form.
+    public var type: EventType {
+        switch self {
+        case .contextReported: .contextReported
+        case .authorizationRequested: .authorizationRequested
+        case .promptResponded: .promptResponded
+        case .alwaysEventOccurred: .alwaysEventOccurred
+        case .appStateChanged: .appStateChanged
+        case .settingsChanged: .settingsChanged
+        case .locationServicesChanged: .locationServicesChanged
+        case .restrictionChanged: .restrictionChanged
+        case .statusObserved: .statusObserved
+        }
+    }
+}
+
+/// The event type names of SPEC §1.
+public enum EventType: String, Sendable, Hashable, Codable, CaseIterable {
+    case contextReported
+    case authorizationRequested
+    case promptResponded
+    case alwaysEventOccurred
+    case appStateChanged
+    case settingsChanged
+    case locationServicesChanged
+    case restrictionChanged
+    case statusObserved
+}
+
+/// `authorizationRequested.data`: which request method, and the purpose key of
+/// `requestTemporaryFullAccuracyAuthorization(withPurposeKey:)`.
+public struct AuthorizationRequest: Sendable, Hashable {
+    public var kind: RequestKind
+    public var purposeKey: String?
+
+    public init(_ kind: RequestKind, purposeKey: String? = nil) {
+        self.kind = kind
+        self.purposeKey = purposeKey
+    }
+
+    public static let whenInUse = AuthorizationRequest(.whenInUse)
+    public static let always = AuthorizationRequest(.always)
+    public static func temporaryFullAccuracy(_ purposeKey: String) -> AuthorizationRequest {
+        AuthorizationRequest(.temporaryFullAccuracy, purposeKey: purposeKey)
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import Testing
+
+@testable import LocationAuthorization
+
+@Suite("Event JSON (SPEC §1, §5)")
+struct EventCodingTests {
+    @Test("A submission decodes with the SPEC's names and round-trips")
+    func submission() throws {
+        let json = #"""
+            {"id": "6f1c1f5e-5c1a-4d8e-9f00-0c2b8f9f0a11", "userId": "u-42", "deviceId": "d-7",
+             "occurredAt": "2026-11-22T10:00:00Z", "type": "authorizationRequested",
+             "data": {"request": "always"}, "expectedVersion": 3}
+            """#
+        let submission = try EventCoding.decode(EventSubmission.self, from: Data(json.utf8))
+        #expect(submission.userId == "u-42" && submission.deviceId == "d-7" && submission.expectedVersion == 3)
+        #expect(submission.event == .authorizationRequested(.always))
+        #expect(submission.occurredAt == Date(timeIntervalSince1970: 1_795_341_600))
+        let again = try EventCoding.decode(EventSubmission.self, from: JSONEncoder().encode(submission))
+        #expect(again == submission)
+    }
+
+    @Test("Every event type round-trips through JSON")
+    func roundTrip() throws {
+        let events: [LocationEvent] = [
+            .contextReported(DeviceContext(platform: .iPadOS, osVersion: OSVersion(17, 4), appVersion: "3.1",
+                                           usageDescriptions: [UsageDescriptionKey.whenInUse], temporaryUsagePurposeKeys: ["Nav"],
+                                           defaultAccuracyReduced: true)),
+            .authorizationRequested(.temporaryFullAccuracy("Nav")),
+            .promptResponded(.allowOnce), .alwaysEventOccurred(.locationPush),
+            .appStateChanged(.background, backgroundIndicator: true),
+            .settingsChanged(authorization: .askNextTime, preciseLocation: false),
+            .locationServicesChanged(enabled: false), .restrictionChanged(restricted: true),
+            .statusObserved(.authorizedWhenInUse, accuracy: .reduced),
+        ]
+        for event in events {
+            let data = try JSONEncoder().encode(event)
+            #expect(try EventCoding.decode(LocationEvent.self, from: data) == event)
+        }
+        #expect(Set(events.map(\.type)) == Set(EventType.allCases))
+    }
+
+    @Test("Effects encode with kind and the SPEC's field names")
+    func effects() throws {
+        let effect = Effect.failed(.missingUsageDescription, keys: ["NSLocationWhenInUseUsageDescription"])
+        let object = try JSONSerialization.jsonObject(with: JSONEncoder().encode(effect)) as? [String: Any]
+        #expect(object?["kind"] as? String == "failed")
+        #expect(object?["reason"] as? String == "missingUsageDescription")
+        #expect(object?["keys"] as? [String] == ["NSLocationWhenInUseUsageDescription"])
+        let delivered = try JSONSerialization.jsonObject(with: JSONEncoder().encode(Effect.eventDelivered(true))) as? [String: Any]
+        #expect(delivered?["delivered"] as? Bool == true)
+        for effect in [Effect.promptShown(.alwaysSecond), .statusChanged(from: .denied, to: .authorizedAlways),
+                       .accuracyChanged(from: .full, to: .reduced), .noEffect(.confirmed), .eventDelivered(false),
+                       .reconciled(from: .notDetermined, to: .restricted), effect] {
+            #expect(try JSONDecoder().decode(Effect.self, from: JSONEncoder().encode(effect)) == effect)
+        }
+    }
+
+    @Test("Bad input is a typed error naming the field", arguments: [
+        (#"{"type":"teleported","data":{}}"#, EventValidationError.Kind.unknownType, "type"),
+        (#"{"type":"authorizationRequested","data":{"request":"sometimes"}}"#, .invalidValue, "data.request"),
+        (#"{"type":"authorizationRequested","data":{}}"#, .missingField, "data.request"),
+        (#"{"type":"authorizationRequested","data":{"request":"temporaryFullAccuracy"}}"#, .missingField, "data.purposeKey"),
+        (#"{"type":"promptResponded","data":{"choice":7}}"#, .wrongType, "data.choice"),
+        (#"{"type":"promptResponded"}"#, .missingField, "data"),
+        (#"{"type":"contextReported","data":{"platform":"android"}}"#, .invalidValue, "data.platform"),
+        (#"{"type":"contextReported","data":{"osVersion":"seventeen"}}"#, .invalidValue, "data.osVersion"),
+        (#"{"type":"locationServicesChanged","data":{"enabled":"yes"}}"#, .wrongType, "data.enabled"),
+        (#"{"data":{}}"#, .missingField, "type"),
+        (#"not json"#, .malformedJSON, "body"),
+    ])
+    func badInput(json: String, kind: EventValidationError.Kind, field: String) {
+        do {
+            _ = try EventCoding.decodeEvent(json)
+            Issue.record("expected an error for \(json)")
+        } catch {
+            #expect(error.kind == kind)
+            #expect(error.field == field)
+        }
+    }
+
+    @Test("Envelope checks: UUID, identifiers, time, expected version")
+    func envelope() {
+        func decode(_ fields: String) -> EventValidationError? {
+            let json = "{" + fields + #", "type": "locationServicesChanged", "data": {"enabled": true}}"#
+            do {
+                _ = try EventCoding.decode(EventSubmission.self, from: Data(json.utf8))
+                return nil
+            } catch {
+                return error
+            }
+        }
+        let good = #""id": "6f1c1f5e-5c1a-4d8e-9f00-0c2b8f9f0a11", "userId": "u", "deviceId": "d", "occurredAt": "2026-11-22T10:00:00.123+01:00""#
+        #expect(decode(good) == nil)
+        #expect(decode(good.replacingOccurrences(of: "6f1c1f5e-5c1a-4d8e-9f00-0c2b8f9f0a11", with: "nope"))?.field == "id")
+        #expect(decode(good.replacingOccurrences(of: #""userId": "u""#, with: #""userId": "a b""#))?.field == "userId")
+        #expect(decode(good.replacingOccurrences(of: #""deviceId": "d""#, with: #""deviceId": "\#(String(repeating: "d", count: 129))""#))?.field == "deviceId")
+        #expect(decode(good.replacingOccurrences(of: "2026-11-22T10:00:00.123+01:00", with: "yesterday"))?.field == "occurredAt")
+        #expect(decode(good + #", "expectedVersion": -1"#)?.field == "expectedVersion")
+        #expect(decode(good.replacingOccurrences(of: #""userId": "u", "#, with: ""))?.kind == .missingField)
+    }
+}
