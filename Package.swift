@@ -10,7 +10,7 @@ let strictSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "LocationGate",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "locgate", targets: ["locgate"]),
         .library(name: "LocationAuthorization", targets: ["LocationAuthorization"]),
@@ -73,6 +73,15 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // Test helpers: a fresh migrated database per test process.
+        .target(
+            name: "LocationGateTestSupport",
+            dependencies: [
+                "EventLog", "PostgresClient", "LocationGateSchema",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "LocationAuthorizationTests",
             dependencies: [
@@ -83,12 +92,15 @@ let package = Package(
         ),
         .testTarget(
             name: "PostgresClientTests",
-            dependencies: ["PostgresClient"],
+            dependencies: ["PostgresClient", "LocationGateTestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "EventLogTests",
-            dependencies: ["EventLog", "PostgresClient"],
+            dependencies: [
+                "EventLog", "PostgresClient", "LocationGateSchema", "LocationGateTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSettings
         ),
     ]

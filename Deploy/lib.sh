@@ -1,0 +1,120 @@
+# Shared shell functions of the Deploy scripts. Source it; it defines functions only.
+# shellcheck shell=bash
+
+LOCGATE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+log() { printf '[locgate] %s\n' "$*" >&2; }
+
+# Swift lives in /opt/swift on the project's machines; use it when it is not on PATH yet.
+ensure_swift() {
+    if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
+        export PATH="/opt/swift/usr/bin:$PATH"
+    fi
+    command -v swift >/dev/null 2>&1 || { log "swift not found: install Swift 6.1 or later"; exit 1; }
+}
+
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+# Installs PostgreSQL 15 (server and client) and libpq-dev from Debian when they are missing.
+ensure_packages() {
+    local missing=()
+    pg_bindir >/dev/null 2>&1 || missing+=(postgresql)
+    pkg-config --exists libpq 2>/dev/null || missing+=(libpq-dev)
+    command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+    local extra
+    for extra in "$@"; do
+        command -v "$extra" >/dev/null 2>&1 || missing+=("$extra")
+    done
+    if [ "${#missing[@]}" -gt 0 ]; then
+        log "installing ${missing[*]} with apt-get"
+        as_root apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${missing[@]}" >/dev/null
+    fi
+}
+
+# The newest installed PostgreSQL server's bin directory.
+pg_bindir() {
+    local dir
+    dir="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)"
+    [ -n "$dir" ] && [ -x "$dir/pg_ctl" ] || return 1
+    echo "$dir"
+}
+
+# Runs a PostgreSQL server command as the cluster's owner: initdb refuses root, so root runs it
+# as the `postgres` user that Debian's package creates.
+as_pg_owner() {
+    if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+# cluster_start DIR PORT [durable|fast]
+# Creates (once) and starts a cluster owned by the project in DIR/pgdata, listening on
+# 127.0.0.1:PORT and a socket in DIR/socket only. `fast` turns fsync off: for throwaway test
+# clusters, never for data anyone keeps.
+cluster_start() {
+    local dir="$1" port="$2" mode="${3:-durable}" bindir
+    bindir="$(pg_bindir)"
+    mkdir -p "$dir/socket"
+    if [ "$(id -u)" -eq 0 ]; then chown postgres "$dir" "$dir/socket"; fi
+    if [ ! -f "$dir/pgdata/PG_VERSION" ]; then
+        log "creating a PostgreSQL cluster in $dir/pgdata"
+        as_pg_owner "$bindir/initdb" -D "$dir/pgdata" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 \
+            || { cat "$dir/initdb.log" >&2; exit 1; }
+        {
+            echo "listen_addresses = '127.0.0.1'"
+            echo "port = $port"
+            echo "unix_socket_directories = '$dir/socket'"
+            echo "max_connections = 200"
+            if [ "$mode" = fast ]; then
+                echo "fsync = off"
+                echo "synchronous_commit = off"
+                echo "full_page_writes = off"
+            fi
+        } | as_pg_owner tee -a "$dir/pgdata/postgresql.conf" >/dev/null
+    fi
+    if ! as_pg_owner "$bindir/pg_ctl" -D "$dir/pgdata" status >/dev/null 2>&1; then
+        as_pg_owner "$bindir/pg_ctl" -D "$dir/pgdata" -l "$dir/postgres.log" -w -t 60 start >/dev/null \
+            || { cat "$dir/postgres.log" >&2; exit 1; }
+    fi
+}
+
+cluster_stop() {
+    local dir="$1" bindir
+    bindir="$(pg_bindir)" || return 0
+    [ -f "$dir/pgdata/PG_VERSION" ] || return 0
+    as_pg_owner "$bindir/pg_ctl" -D "$dir/pgdata" -m fast -w stop >/dev/null 2>&1 || true
+}
+
+# cluster_prepare PORT: the `locgate` role (owner, may create databases and roles for the
+# tests), its database, and nothing else. Idempotent.
+cluster_prepare() {
+    local port="$1"
+    psql -q -X -h 127.0.0.1 -p "$port" -U postgres -d postgres -v ON_ERROR_STOP=1 <<'SQL'
+SELECT 'CREATE ROLE locgate LOGIN CREATEDB CREATEROLE'
+WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'locgate') \gexec
+SELECT 'CREATE DATABASE locgate OWNER locgate'
+WHERE NOT EXISTS (SELECT 1 FROM pg_database WHERE datname = 'locgate') \gexec
+SQL
+}
+
+# service_role PORT: the login role the server runs as, a member of locgate_service, which
+# may append events but never update or delete them. Run after `locgate migrate`.
+service_role() {
+    local port="$1"
+    psql -q -X -h 127.0.0.1 -p "$port" -U postgres -d postgres -v ON_ERROR_STOP=1 <<'SQL'
+SELECT 'CREATE ROLE locgate_app LOGIN IN ROLE locgate_service'
+WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'locgate_app') \gexec
+SQL
+}
+
+# Runs a command with its output kept aside: shown whole when it fails, only its last line
+# otherwise (a Swift build prints thousands of lines).
+run_quiet() {
+    local out status=0
+    out="$(mktemp)"
+    "$@" >"$out" 2>&1 || status=$?
+    if [ "$status" -ne 0 ]; then cat "$out" >&2; else tail -n 1 "$out" >&2; fi
+    rm -f "$out"
+    return "$status"
+}

@@ -1,0 +1,266 @@
+import Foundation
+import Logging
+import PostgresClient
+
+/// The append-only event log on PostgreSQL (SPEC §1).
+///
+/// - Streams are `(app, user, device)` with versions 1..n and no gaps: an append locks the
+///   stream's row in `streams`, so concurrent writers of a stream take turns.
+/// - A batch is atomic: one transaction, all or nothing.
+/// - Idempotency is checked first: an id the app already stored returns the stored result,
+///   also when two retries race (the loser hits the unique index, rolls back and re-reads).
+/// - The global order is `(tx_id, position)`, read only below the oldest running transaction,
+///   so no reader ever skips an event that a slower transaction commits late.
+public struct EventLog: Sendable {
+    /// The channel every append notifies, after commit, for subscribers to wake up.
+    public static let notificationChannel = "locgate_events"
+
+    public let pool: PostgresConnectionPool
+    let logger: Logger
+
+    public init(pool: PostgresConnectionPool, logger: Logger) {
+        self.pool = pool
+        self.logger = logger
+    }
+
+    // MARK: - Append
+
+    /// Appends a batch for one app, atomically and in order, and returns one result per event.
+    public func append(
+        appID: UUID, events: [NewEvent], projector: (any AppendProjector)? = nil
+    ) async throws(EventLogError) -> [AppendResult] {
+        do {
+            return try await pool.withConnection { connection in
+                try Self.append(appID: appID, events: events, projector: projector, on: connection)
+            }
+        } catch let error as EventLogError {
+            throw error
+        } catch {
+            throw EventLogError.database(error)
+        }
+    }
+
+    /// The blocking append, for callers that already hold a connection. Retries once when a
+    /// concurrent append of the same id wins the race, so the caller sees the stored result.
+    public static func append(
+        appID: UUID, events: [NewEvent], projector: (any AppendProjector)?, on connection: PostgresConnection
+    ) throws -> [AppendResult] {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try connection.transaction { connection in
+                    try appendInTransaction(appID: appID, events: events, projector: projector, on: connection)
+                }
+            } catch let error as PostgresError where error.isUniqueViolation && error.constraint == "events_app_id_event_id_key" && attempt < 3 {
+                continue
+            }
+        }
+    }
+
+    static func appendInTransaction(
+        appID: UUID, events: [NewEvent], projector: (any AppendProjector)?, on connection: PostgresConnection
+    ) throws -> [AppendResult] {
+        guard !events.isEmpty else { return [] }
+        // 1. Idempotency first: ids already stored are answered from the log.
+        let stored = try connection.query(
+            """
+            SELECT event_id, user_id, device_id, version, outcome FROM events
+            WHERE app_id = \(appID) AND event_id = ANY(\(PostgresArray(events.map(\.id))))
+            """)
+        var duplicates: [UUID: AppendResult] = [:]
+        for row in stored {
+            let id: UUID = try row.decode(0)
+            duplicates[id] = AppendResult(
+                id: id, userID: try row.decode(1), deviceID: try row.decode(2), version: try row.decode(3),
+                outcome: try row.decodeIfPresent(4), duplicate: true)
+        }
+        // 2. Group the new events by stream, in batch order.
+        var order: [StreamKey] = []
+        var byStream: [StreamKey: [(index: Int, event: NewEvent)]] = [:]
+        for (index, event) in events.enumerated() where duplicates[event.id] == nil {
+            let key = StreamKey(appID: appID, userID: event.userID, deviceID: event.deviceID)
+            if byStream[key] == nil { order.append(key) }
+            byStream[key, default: []].append((index, event))
+        }
+        guard !order.isEmpty else { return events.compactMap { duplicates[$0.id] } }
+        // 3. Lock the streams in one sorted order, so that two batches never deadlock.
+        let versions = try lockStreams(appID: appID, keys: order.sorted(), on: connection)
+        // 4. Versions and expectedVersion checks.
+        var appends: [StreamAppend] = []
+        for key in order {
+            let previous = versions[key] ?? 0
+            var version = previous
+            var planned: [(index: Int, version: Int64, event: NewEvent)] = []
+            for (index, event) in byStream[key] ?? [] {
+                if let expected = event.expectedVersion, expected != version {
+                    throw EventLogError.versionConflict(index: index, stream: key, expected: expected, actual: version)
+                }
+                version += 1
+                planned.append((index, version, event))
+            }
+            appends.append(StreamAppend(stream: key, previousVersion: previous, events: planned))
+        }
+        // 5. The projection, in the same transaction.
+        var outcomes: [Int: String] = [:]
+        if let projector {
+            let projected = try projector.project(appends, on: connection)
+            for (append, streamOutcomes) in zip(appends, projected) {
+                for (planned, outcome) in zip(append.events, streamOutcomes) {
+                    if let outcome { outcomes[planned.index] = outcome }
+                }
+            }
+        }
+        // 6. Insert every event in one statement, and move the stream heads.
+        let planned = appends.flatMap(\.events).sorted { $0.index < $1.index }
+        try connection.query(
+            """
+            INSERT INTO events (app_id, user_id, device_id, version, event_id, type, data, occurred_at, outcome)
+            SELECT \(appID), u, d, v, i, t, j, o, r
+            FROM unnest(\(PostgresArray(planned.map { $0.event.userID })), \(PostgresArray(planned.map { $0.event.deviceID })),
+                        \(PostgresArray(planned.map { $0.version })), \(PostgresArray(planned.map { $0.event.id })),
+                        \(PostgresArray(planned.map { $0.event.type })), \(PostgresArray(json: planned.map { $0.event.data })),
+                        \(PostgresArray(planned.map { $0.event.occurredAt })), \(PostgresArray(json: planned.map { outcomes[$0.index] })))
+                AS batch(u, d, v, i, t, j, o, r)
+            """)
+        let heads = appends.map { ($0.stream, $0.events.last?.version ?? $0.previousVersion) }
+        try connection.query(
+            """
+            UPDATE streams SET version = heads.v
+            FROM unnest(\(PostgresArray(heads.map { $0.0.userID })), \(PostgresArray(heads.map { $0.0.deviceID })),
+                        \(PostgresArray(heads.map { $0.1 }))) AS heads(u, d, v)
+            WHERE streams.app_id = \(appID) AND streams.user_id = heads.u AND streams.device_id = heads.d
+            """)
+        // 7. Wake subscribers; NOTIFY is delivered at commit, never for a rolled-back batch.
+        try connection.query("SELECT pg_notify(\(notificationChannel), \(appID.uuidString.lowercased()))")
+        var results: [AppendResult] = []
+        results.reserveCapacity(events.count)
+        var plannedByIndex: [Int: Int64] = [:]
+        for item in planned { plannedByIndex[item.index] = item.version }
+        for (index, event) in events.enumerated() {
+            if let duplicate = duplicates[event.id] {
+                results.append(duplicate)
+            } else {
+                results.append(AppendResult(
+                    id: event.id, userID: event.userID, deviceID: event.deviceID,
+                    version: plannedByIndex[index] ?? 0, outcome: outcomes[index], duplicate: false))
+            }
+        }
+        return results
+    }
+
+    /// Creates missing stream heads and locks all of them, returning their versions.
+    static func lockStreams(appID: UUID, keys: [StreamKey], on connection: PostgresConnection) throws -> [StreamKey: Int64] {
+        let users = PostgresArray(keys.map(\.userID))
+        let devices = PostgresArray(keys.map(\.deviceID))
+        try connection.query(
+            """
+            INSERT INTO streams (app_id, user_id, device_id, version)
+            SELECT \(appID), u, d, 0 FROM unnest(\(users), \(devices)) AS k(u, d)
+            ON CONFLICT DO NOTHING
+            """)
+        let rows = try connection.query(
+            """
+            SELECT s.user_id, s.device_id, s.version FROM streams s
+            JOIN unnest(\(users), \(devices)) AS k(u, d) ON s.user_id = k.u AND s.device_id = k.d
+            WHERE s.app_id = \(appID)
+            ORDER BY s.user_id, s.device_id
+            FOR UPDATE OF s
+            """)
+        var versions: [StreamKey: Int64] = [:]
+        for row in rows {
+            versions[StreamKey(appID: appID, userID: try row.decode(0), deviceID: try row.decode(1))] = try row.decode(2)
+        }
+        return versions
+    }
+
+    // MARK: - Read
+
+    /// A stream's events after `afterVersion`, in version order.
+    public func readStream(_ stream: StreamKey, afterVersion: Int64 = 0, limit: Int = 1000) async throws -> [RecordedEvent] {
+        try await pool.withConnection { connection in
+            try Self.decode(connection.query(
+                """
+                SELECT \(unescaped: Self.columns) FROM events
+                WHERE app_id = \(stream.appID) AND user_id = \(stream.userID) AND device_id = \(stream.deviceID)
+                  AND version > \(afterVersion)
+                ORDER BY version LIMIT \(limit)
+                """))
+        }
+    }
+
+    /// The current version of a stream; 0 when it has no events.
+    public func version(of stream: StreamKey) async throws -> Int64 {
+        try await pool.withConnection { connection in
+            let rows = try connection.query(
+                """
+                SELECT version FROM streams
+                WHERE app_id = \(stream.appID) AND user_id = \(stream.userID) AND device_id = \(stream.deviceID)
+                """)
+            return try rows.first?.decode(0) ?? 0
+        }
+    }
+
+    /// The next events of the global log after `position`, at most `limit`. Only transactions
+    /// older than every running one are read, so an event that a slower transaction commits
+    /// later always sorts after what this returns.
+    public func read(after position: LogPosition, limit: Int = 1000) async throws -> [RecordedEvent] {
+        try await pool.withConnection { connection in
+            try Self.read(after: position, limit: limit, on: connection)
+        }
+    }
+
+    public static func read(after position: LogPosition, limit: Int, on connection: PostgresConnection) throws -> [RecordedEvent] {
+        try decode(connection.query(
+            """
+            SELECT \(unescaped: columns) FROM events
+            WHERE (tx_id, position) > (\(String(position.transactionID))::xid8, \(position.position))
+              AND tx_id < pg_snapshot_xmin(pg_current_snapshot())
+            ORDER BY tx_id, position
+            LIMIT \(limit)
+            """))
+    }
+
+    static let columns = "tx_id::text, position, app_id, user_id, device_id, version, event_id, type, data::text, occurred_at, recorded_at, outcome::text"
+
+    static func decode(_ rows: PostgresRows) throws -> [RecordedEvent] {
+        try rows.map { row in
+            RecordedEvent(
+                logPosition: LogPosition(transactionID: try row.decode(0), position: try row.decode(1)),
+                stream: StreamKey(appID: try row.decode(2), userID: try row.decode(3), deviceID: try row.decode(4)),
+                version: try row.decode(5), id: try row.decode(6), type: try row.decode(7), data: try row.decode(8),
+                occurredAt: try row.decode(9), recordedAt: try row.decode(10), outcome: try row.decodeIfPresent(11))
+        }
+    }
+
+    // MARK: - Checkpoints
+
+    /// Where the named subscriber has read up to; `.start` when it never saved one.
+    public func checkpoint(named name: String) async throws -> LogPosition {
+        try await pool.withConnection { connection in
+            let rows = try connection.query(
+                "SELECT tx_id::text, position FROM subscription_checkpoints WHERE name = \(name)")
+            guard let row = rows.first else { return .start }
+            return LogPosition(transactionID: try row.decode(0), position: try row.decode(1))
+        }
+    }
+
+    /// Saves the named subscriber's position.
+    public func saveCheckpoint(_ position: LogPosition, named name: String) async throws {
+        try await pool.query(
+            """
+            INSERT INTO subscription_checkpoints (name, tx_id, position)
+            VALUES (\(name), \(String(position.transactionID))::xid8, \(position.position))
+            ON CONFLICT (name) DO UPDATE SET tx_id = excluded.tx_id, position = excluded.position, updated_at = now()
+            """)
+    }
+
+    // MARK: - Subscribe
+
+    /// Follows the log from `position`: catches up in pages, then waits for NOTIFY, polling
+    /// every `pollInterval` as a fallback (a notification can be lost with its connection, and
+    /// an unrelated long transaction can hold the readable horizon back).
+    public func subscribe(from position: LogPosition, batchSize: Int = 500, pollInterval: Duration = .milliseconds(500)) -> EventSubscription {
+        EventSubscription(log: self, start: position, batchSize: batchSize, pollInterval: pollInterval, logger: logger)
+    }
+}

@@ -1,0 +1,156 @@
+import Logging
+import PostgresClient
+import Synchronization
+
+/// A reader that follows the global log: it catches up from a position in pages, then waits
+/// for the append NOTIFY (or the poll interval) and reads again. Pull-based: a slow consumer
+/// slows the reads, nothing piles up in memory.
+///
+///     for try await event in log.subscribe(from: checkpoint) { ... }
+public final class EventSubscription: AsyncSequence, Sendable {
+    public typealias Element = RecordedEvent
+
+    private struct State {
+        var position: LogPosition
+        var buffer: [RecordedEvent] = []
+        var bufferIndex = 0
+        var listener: Task<Void, Never>?
+    }
+
+    private let log: EventLog
+    private let batchSize: Int
+    private let pollInterval: Duration
+    private let logger: Logger
+    private let wake = WakeSignal()
+    private let state: Mutex<State>
+
+    init(log: EventLog, start: LogPosition, batchSize: Int, pollInterval: Duration, logger: Logger) {
+        self.log = log
+        self.batchSize = batchSize
+        self.pollInterval = pollInterval
+        self.logger = logger
+        self.state = Mutex(State(position: start))
+    }
+
+    deinit {
+        state.withLock { $0.listener?.cancel() }
+    }
+
+    /// The position of the last event handed out.
+    public var position: LogPosition { state.withLock { $0.position } }
+
+    /// Starts listening for appends; called by the first `next()`, or earlier by a caller that
+    /// wants the listener up before it writes (tests).
+    public func startListening() async {
+        let (ready, readyContinuation) = AsyncStream<Void>.makeStream()
+        let started = state.withLock { state -> Bool in
+            guard state.listener == nil else { return false }
+            let configuration = log.pool.configuration
+            let logger = self.logger
+            let wake = self.wake
+            state.listener = Task {
+                var announced = false
+                while !Task.isCancelled {
+                    let notifications = PostgresListener.notifications(
+                        configuration: configuration, channels: [EventLog.notificationChannel], logger: logger,
+                        onListening: { readyContinuation.yield() })
+                    do {
+                        for try await _ in notifications { wake.signal() }
+                    } catch {
+                        logger.warning("event notifications lost; polling until they return")
+                    }
+                    if !announced {
+                        announced = true
+                        readyContinuation.yield()
+                    }
+                    try? await Task.sleep(for: .seconds(1))
+                }
+            }
+            return true
+        }
+        if started {
+            var iterator = ready.makeAsyncIterator()
+            _ = await iterator.next()
+        }
+    }
+
+    /// The next event, waiting for one to be appended if the log is caught up. Nil only when
+    /// the task is cancelled.
+    public func next() async throws -> RecordedEvent? {
+        await startListening()
+        while !Task.isCancelled {
+            let buffered = state.withLock { state -> RecordedEvent? in
+                guard state.bufferIndex < state.buffer.count else { return nil }
+                let event = state.buffer[state.bufferIndex]
+                state.bufferIndex += 1
+                state.position = event.logPosition
+                return event
+            }
+            if let buffered { return buffered }
+            let position = state.withLock { $0.position }
+            let page = try await log.read(after: position, limit: batchSize)
+            if page.isEmpty {
+                await wake.wait(timeout: pollInterval)
+            } else {
+                state.withLock { state in
+                    state.buffer = page
+                    state.bufferIndex = 0
+                }
+            }
+        }
+        return nil
+    }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let subscription: EventSubscription
+
+        public mutating func next() async throws -> RecordedEvent? {
+            try await subscription.next()
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(subscription: self)
+    }
+}
+
+/// A one-slot wake-up: `signal()` releases the current or the next `wait`.
+final class WakeSignal: Sendable {
+    private struct State {
+        var pending = false
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+
+    private let state = Mutex(State())
+
+    func signal() {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            if let waiter = state.waiter {
+                state.waiter = nil
+                return waiter
+            }
+            state.pending = true
+            return nil
+        }
+        waiter?.resume()
+    }
+
+    func wait(timeout: Duration) async {
+        let timer = Task { [self] in
+            try? await Task.sleep(for: timeout)
+            if !Task.isCancelled { signal() }
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let resumeNow = state.withLock { state -> Bool in
+                if state.pending {
+                    state.pending = false
+                    return true
+                }
+                state.waiter = continuation
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+        timer.cancel()
+    }
+}

@@ -1,0 +1,32 @@
+/// How to reach the database: a libpq connection string or URI (`LOCGATE_DATABASE_URL`), plus
+/// keyword overrides passed separately to `PQconnectdbParams`, so that no value is ever
+/// interpolated into a connection string.
+public struct PostgresConfiguration: Sendable, Hashable {
+    /// A libpq connection string (`host=... dbname=...`) or URI (`postgresql://...`).
+    public var connectionString: String
+    /// Keywords that override what the connection string says, such as `dbname` or `user`.
+    public var overrides: [String: String]
+    /// Reported in `pg_stat_activity`.
+    public var applicationName: String
+
+    public init(connectionString: String, overrides: [String: String] = [:], applicationName: String = "locgate") {
+        self.connectionString = connectionString
+        self.overrides = overrides
+        self.applicationName = applicationName
+    }
+
+    /// The same server with another database or user.
+    public func with(_ keyword: String, _ value: String) -> PostgresConfiguration {
+        var copy = self
+        copy.overrides[keyword] = value
+        return copy
+    }
+
+    /// Keyword/value pairs in the order `PQconnectdbParams` needs: the expanded connection string
+    /// first, then overrides, which win because libpq keeps the last value of a keyword.
+    var keywordsAndValues: [(String, String)] {
+        var pairs: [(String, String)] = [("dbname", connectionString), ("application_name", applicationName)]
+        pairs.append(contentsOf: overrides.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+        return pairs
+    }
+}

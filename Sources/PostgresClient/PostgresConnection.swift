@@ -1,0 +1,166 @@
+import CLibPQ
+import Foundation
+import Logging
+
+/// One libpq connection. Its methods block: they are called only by the one owner of a lease,
+/// on a thread of the client's thread pool (`PostgresClient.withConnection`), never on the
+/// cooperative pool or an event loop. A `PGconn` is never used by two threads at once: the pool
+/// hands each connection to one lease at a time.
+public final class PostgresConnection: @unchecked Sendable {
+    private let handle: OpaquePointer
+    let logger: Logger
+    /// Set when libpq reports the connection broken; the pool then closes it instead of reusing it.
+    public private(set) var isBroken = false
+    private var transactionDepth = 0
+
+    /// Connects with `PQconnectdbParams` and sets the session to UTC and ISO dates, which the
+    /// text decoders rely on. Blocks.
+    public init(configuration: PostgresConfiguration, logger: Logger) throws(PostgresError) {
+        let pairs = configuration.keywordsAndValues
+        let keywords = pairs.map { strdup($0.0) }
+        let values = pairs.map { strdup($0.1) }
+        defer {
+            keywords.forEach { free($0) }
+            values.forEach { free($0) }
+        }
+        var keywordPointers = keywords.map { UnsafePointer<CChar>($0) } + [nil]
+        var valuePointers = values.map { UnsafePointer<CChar>($0) } + [nil]
+        guard let connection = PQconnectdbParams(&keywordPointers, &valuePointers, 1) else {
+            throw PostgresError(.connectionFailed, message: "libpq could not allocate a connection")
+        }
+        guard PQstatus(connection) == CONNECTION_OK else {
+            let message = String(cString: PQerrorMessage(connection)).trimmingCharacters(in: .whitespacesAndNewlines)
+            PQfinish(connection)
+            throw PostgresError(.connectionFailed, message: message)
+        }
+        self.handle = connection
+        self.logger = logger
+        try execute("SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'")
+    }
+
+    deinit {
+        PQfinish(handle)
+    }
+
+    /// Runs one statement with its parameters (`PQexecParams`, text format) and returns its rows.
+    @discardableResult
+    public func query(_ query: PostgresQuery) throws(PostgresError) -> PostgresRows {
+        let count = query.binds.count
+        let texts = query.binds.map { bind in bind.text.map { strdup($0) } ?? nil }
+        defer { texts.forEach { free($0) } }
+        let types = query.binds.map { $0.typeOID }
+        let pointers = texts.map { UnsafePointer<CChar>($0) }
+        let result = types.withUnsafeBufferPointer { typeBuffer in
+            pointers.withUnsafeBufferPointer { valueBuffer in
+                PQexecParams(handle, query.sql, Int32(count), typeBuffer.baseAddress, valueBuffer.baseAddress, nil, nil, 0)
+            }
+        }
+        return try consume(result)
+    }
+
+    /// Runs trusted SQL text that may hold several statements (migrations, session set-up).
+    /// Never pass input here: it takes no parameters.
+    public func execute(_ script: String) throws(PostgresError) {
+        try consume(PQexec(handle, script))
+    }
+
+    /// Runs `body` in a transaction: COMMIT when it returns, ROLLBACK when it throws. Nested calls
+    /// use savepoints.
+    public func transaction<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        let savepoint = transactionDepth > 0 ? "locgate_\(transactionDepth)" : nil
+        try execute(savepoint.map { "SAVEPOINT \($0)" } ?? "BEGIN")
+        transactionDepth += 1
+        do {
+            let value = try body(self)
+            transactionDepth -= 1
+            try execute(savepoint.map { "RELEASE SAVEPOINT \($0)" } ?? "COMMIT")
+            return value
+        } catch {
+            transactionDepth -= 1
+            do {
+                try execute(savepoint.map { "ROLLBACK TO SAVEPOINT \($0)" } ?? "ROLLBACK")
+            } catch let rollbackError {
+                logger.error("rollback failed", metadata: ["error": "\(String(reflecting: rollbackError))"])
+                isBroken = true
+            }
+            throw error
+        }
+    }
+
+    /// The socket, for waiting on notifications.
+    var socket: Int32 { PQsocket(handle) }
+
+    /// Reads what the server sent and returns the notifications it held (LISTEN/NOTIFY).
+    func consumeNotifications() throws(PostgresError) -> [PostgresNotification] {
+        guard PQconsumeInput(handle) == 1 else {
+            isBroken = true
+            throw PostgresError(.connectionFailed, message: lastErrorMessage)
+        }
+        var notifications: [PostgresNotification] = []
+        while let notify = PQnotifies(handle) {
+            let channel = String(cString: notify.pointee.relname)
+            let payload = String(cString: notify.pointee.extra)
+            notifications.append(PostgresNotification(channel: channel, payload: payload))
+            PQfreemem(notify)
+        }
+        return notifications
+    }
+
+    private var lastErrorMessage: String {
+        String(cString: PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Copies a result out, clears it, and turns an error result into a typed error.
+    @discardableResult
+    private func consume(_ result: OpaquePointer?) throws(PostgresError) -> PostgresRows {
+        guard let result else {
+            if PQstatus(handle) != CONNECTION_OK { isBroken = true }
+            throw PostgresError(.connectionFailed, message: lastErrorMessage)
+        }
+        defer { PQclear(result) }
+        switch PQresultStatus(result) {
+        case PGRES_TUPLES_OK, PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
+            let rowCount = Int(PQntuples(result))
+            let columnCount = Int(PQnfields(result))
+            var columns: [String] = []
+            columns.reserveCapacity(columnCount)
+            for column in 0..<columnCount {
+                columns.append(String(cString: PQfname(result, Int32(column))))
+            }
+            var values: [[String?]] = []
+            values.reserveCapacity(rowCount)
+            for row in 0..<rowCount {
+                var rowValues: [String?] = []
+                rowValues.reserveCapacity(columnCount)
+                for column in 0..<columnCount {
+                    if PQgetisnull(result, Int32(row), Int32(column)) == 1 {
+                        rowValues.append(nil)
+                    } else {
+                        rowValues.append(String(cString: PQgetvalue(result, Int32(row), Int32(column))))
+                    }
+                }
+                values.append(rowValues)
+            }
+            let affected = Int(String(cString: PQcmdTuples(result))) ?? 0
+            return PostgresRows(columns: columns, values: values, affectedRows: affected)
+        default:
+            func field(_ code: Int32) -> String? {
+                PQresultErrorField(result, code).map { String(cString: $0) }
+            }
+            if PQstatus(handle) != CONNECTION_OK { isBroken = true }
+            let sqlState = field(Int32(UInt8(ascii: "C")))
+            throw PostgresError(
+                sqlState == nil && isBroken ? .connectionFailed : .server,
+                sqlState: sqlState,
+                message: field(Int32(UInt8(ascii: "M"))) ?? lastErrorMessage,
+                detail: field(Int32(UInt8(ascii: "D"))),
+                constraint: field(Int32(UInt8(ascii: "n"))))
+        }
+    }
+}
+
+/// A NOTIFY received on a LISTEN connection.
+public struct PostgresNotification: Sendable, Hashable {
+    public var channel: String
+    public var payload: String
+}

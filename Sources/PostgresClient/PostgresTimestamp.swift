@@ -1,0 +1,91 @@
+import Foundation
+
+/// `timestamptz` in text form. Sessions run with `TimeZone=UTC` and `DateStyle=ISO`, so the
+/// server writes `2026-11-22 10:00:00.123456+00`; parsing is by hand because it is on the hot
+/// path of every history and replay read.
+public enum PostgresTimestamp {
+    public static func format(_ date: Date) -> String {
+        let micros = (date.timeIntervalSince1970 * 1_000_000).rounded()
+        let seconds = Int64((micros / 1_000_000).rounded(.down))
+        let fraction = Int64(micros) - seconds * 1_000_000
+        let (year, month, day) = civilDate(daysSinceEpoch: floorDiv(seconds, 86_400))
+        let secondOfDay = seconds - floorDiv(seconds, 86_400) * 86_400
+        func pad(_ value: Int64, _ width: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secondOfDay / 3600, 2)):"
+            + "\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2)).\(pad(fraction, 6))Z"
+    }
+
+    /// Parses `YYYY-MM-DD HH:MM:SS[.ffffff]+00` (also with `T` or a `Z`, or `+HH:MM`).
+    public static func parse(_ text: String) -> Date? {
+        let bytes = Array(text.utf8)
+        guard bytes.count >= 19 else { return nil }
+        func number(_ start: Int, _ length: Int) -> Int64? {
+            guard start + length <= bytes.count else { return nil }
+            var value: Int64 = 0
+            for byte in bytes[start..<(start + length)] {
+                guard byte >= 48 && byte <= 57 else { return nil }
+                value = value * 10 + Int64(byte - 48)
+            }
+            return value
+        }
+        guard let year = number(0, 4), let month = number(5, 2), let day = number(8, 2),
+            let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2)
+        else { return nil }
+        var index = 19
+        var micros: Int64 = 0
+        if index < bytes.count && bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            var digits = 0
+            while index < bytes.count, bytes[index] >= 48, bytes[index] <= 57 {
+                if digits < 6 { micros = micros * 10 + Int64(bytes[index] - 48) }
+                digits += 1
+                index += 1
+            }
+            for _ in digits..<max(digits, 6) { micros *= 10 }
+        }
+        var offsetSeconds: Int64 = 0
+        if index < bytes.count && (bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-")) {
+            let sign: Int64 = bytes[index] == UInt8(ascii: "+") ? 1 : -1
+            guard let hours = number(index + 1, 2) else { return nil }
+            var minutes: Int64 = 0
+            if index + 3 < bytes.count {
+                let colon = bytes[index + 3] == UInt8(ascii: ":") ? 1 : 0
+                minutes = number(index + 3 + colon, 2) ?? 0
+            }
+            offsetSeconds = sign * (hours * 3600 + minutes * 60)
+        }
+        let days = daysSinceEpoch(year: year, month: month, day: day)
+        let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offsetSeconds
+        return Date(timeIntervalSince1970: Double(seconds) + Double(micros) / 1_000_000)
+    }
+
+    private static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 {
+        a >= 0 ? a / b : (a - b + 1) / b
+    }
+
+    /// Howard Hinnant's days-from-civil.
+    static func daysSinceEpoch(year: Int64, month: Int64, day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = floorDiv(y, 400)
+        let yoe = y - era * 400
+        let mp = (month + 9) % 12
+        let doy = (153 * mp + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    static func civilDate(daysSinceEpoch days: Int64) -> (Int64, Int64, Int64) {
+        let z = days + 719_468
+        let era = floorDiv(z, 146_097)
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let day = doy - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+}

@@ -1,0 +1,34 @@
+import ArgumentParser
+import EventLog
+import Foundation
+import Logging
+import PostgresClient
+
+/// The database options every command shares.
+struct DatabaseOptions: ParsableArguments {
+    @Option(name: .customLong("database-url"), help: "libpq connection string or URI (default: $LOCGATE_DATABASE_URL)")
+    var databaseURL: String?
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical")
+    var logLevel: String = "info"
+
+    func validate() throws {
+        guard resolvedURL != nil else {
+            throw ValidationError("no database: pass --database-url or set LOCGATE_DATABASE_URL")
+        }
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("unknown log level \(logLevel)")
+        }
+    }
+
+    var resolvedURL: String? {
+        databaseURL ?? ProcessInfo.processInfo.environment["LOCGATE_DATABASE_URL"]
+    }
+
+    var level: Logger.Level { Logger.Level(rawValue: logLevel) ?? .info }
+
+    func makePool(size: Int, logger: Logger) throws -> PostgresConnectionPool {
+        guard let url = resolvedURL else { throw ValidationError("no database URL") }
+        return PostgresConnectionPool(configuration: PostgresConfiguration(connectionString: url), size: size, logger: logger)
+    }
+}

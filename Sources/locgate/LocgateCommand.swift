@@ -1,0 +1,19 @@
+import ArgumentParser
+import Logging
+
+/// `locgate`: the LocationGate server and its tools.
+@main
+struct LocgateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "locgate",
+        abstract: "LocationGate: Core Location authorization as an event-sourced backend.",
+        subcommands: [MigrateCommand.self, StatusCommand.self])
+
+    static func bootstrapLogging(level: Logger.Level) {
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+    }
+}

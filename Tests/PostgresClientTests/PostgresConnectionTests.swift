@@ -1,0 +1,189 @@
+import Foundation
+import LocationGateTestSupport
+import PostgresClient
+import Synchronization
+import Testing
+
+@Suite("PostgreSQL client over libpq (real server)")
+struct PostgresConnectionTests {
+    @Test("Interpolated values are sent as binds and come back with their types")
+    func bindsRoundTrip() async throws {
+        let pool = try await TestDatabase.pool(size: 1)
+        let id = UUID()
+        let date = Date(timeIntervalSince1970: 1_795_341_600.123456)
+        let row = try await pool.query(
+            """
+            SELECT \("it's"), \(Int64(42)), \(true), \(2.5), \(id), \(date), \(Optional<String>.none),
+                   \(PostgresJSON(#"{"a": [1, "x"]}"#))::text, \(PostgresArray(["a\"b", "c\\d", "e,f"]))
+            """
+        ).first
+        let first = try #require(row)
+        #expect(try first.decode(0, as: String.self) == "it's")
+        #expect(try first.decode(1, as: Int64.self) == 42)
+        #expect(try first.decode(2, as: Bool.self))
+        #expect(try first.decode(3, as: Double.self) == 2.5)
+        #expect(try first.decode(4, as: UUID.self) == id)
+        #expect(abs(try first.decode(5, as: Date.self).timeIntervalSince(date)) < 0.000_001)
+        #expect(try first.decodeIfPresent(6, as: String.self) == nil)
+        #expect(try first.decode(7, as: String.self) == #"{"a": [1, "x"]}"#)
+        #expect(try first.decode(8, as: String.self) == #"{"a\"b","c\\d","e,f"}"#)
+        await pool.close()
+    }
+
+    @Test("A value is never SQL: an injection attempt is stored as text")
+    func injectionIsInert() async throws {
+        let pool = try await TestDatabase.pool(size: 1)
+        let hostile = "x'); DROP TABLE apps; --"
+        let rows = try await pool.query("SELECT \(hostile) = \(hostile), length(\(hostile))")
+        #expect(try rows.first?.decode(0, as: Bool.self) == true)
+        let still = try await pool.query("SELECT to_regclass('apps') IS NOT NULL")
+        #expect(try still.first?.decode(0, as: Bool.self) == true)
+        await pool.close()
+    }
+
+    @Test("Errors carry SQLSTATE, constraint and a safe description")
+    func typedErrors() async throws {
+        let pool = try await TestDatabase.pool(size: 1)
+        let id = UUID()
+        try await pool.query("INSERT INTO apps (id, name) VALUES (\(id), 'a')")
+        do {
+            try await pool.query("INSERT INTO apps (id, name) VALUES (\(id), 'b')")
+            Issue.record("expected a unique violation")
+        } catch let error as PostgresError {
+            #expect(error.isUniqueViolation && error.constraint == "apps_pkey" && error.code == .server)
+            #expect(!error.description.contains("apps_pkey"), "description is safe to show")
+            #expect(error.debugDescription.contains("23505"))
+        }
+        await #expect(throws: PostgresError.self) { try await pool.query("SELEC 1") }
+        // The connection is usable after an error.
+        #expect(try await pool.query("SELECT 1").count == 1)
+        await pool.close()
+    }
+
+    @Test("Transactions commit on return and roll back on throw")
+    func transactions() async throws {
+        struct Abort: Error {}
+        let pool = try await TestDatabase.pool(size: 1)
+        let kept = UUID()
+        let dropped = UUID()
+        try await pool.transaction { connection in
+            try connection.query("INSERT INTO apps (id, name) VALUES (\(kept), 'kept')")
+        }
+        await #expect(throws: Abort.self) {
+            try await pool.transaction { connection in
+                try connection.query("INSERT INTO apps (id, name) VALUES (\(dropped), 'dropped')")
+                throw Abort()
+            }
+        }
+        let rows = try await pool.query("SELECT count(*) FROM apps WHERE id IN (\(kept), \(dropped))")
+        #expect(try rows.first?.decode(0, as: Int.self) == 1)
+        await pool.close()
+    }
+
+    @Test("The pool gives each lease a connection of its own, on a pool thread, never more than its size")
+    func exclusiveLeases() async throws {
+        let pool = try await TestDatabase.pool(size: 3)
+        let tracker = LeaseTracker()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<40 {
+                group.addTask {
+                    try await pool.withConnection { connection in
+                        let pid = try connection.query("SELECT pg_backend_pid()").first?.decode(0, as: Int.self) ?? -1
+                        let fresh = tracker.begin(pid)
+                        #expect(fresh, "connection \(pid) leased twice at once")
+                        try connection.query("SELECT pg_sleep(0.01)")
+                        tracker.end(pid)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(tracker.peak <= 3)
+        #expect(tracker.threadNames.allSatisfy { $0.hasPrefix("TP-") }, "libpq ran off the thread pool: \(tracker.threadNames)")
+        await pool.close()
+    }
+
+    @Test("An unreachable server is a connectionFailed error, for every waiter")
+    func unreachable() async throws {
+        let configuration = PostgresConfiguration(connectionString: "postgresql://nobody@127.0.0.1:1/none?connect_timeout=2")
+        let pool = PostgresConnectionPool(configuration: configuration, size: 1, logger: TestDatabase.logger)
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<3 {
+                group.addTask {
+                    do {
+                        try await pool.query("SELECT 1")
+                        Issue.record("expected a connection failure")
+                    } catch let error as PostgresError {
+                        #expect(error.code == .connectionFailed)
+                    } catch {
+                        Issue.record("unexpected \(error)")
+                    }
+                }
+            }
+        }
+        await pool.close()
+    }
+
+    @Test("LISTEN/NOTIFY delivers notifications on a connection of its own")
+    func listenNotify() async throws {
+        let configuration = try await TestDatabase.configuration()
+        let pool = try await TestDatabase.pool(size: 1)
+        let channel = "test_\(UUID().uuidString.prefix(8).lowercased())"
+        let (ready, readyContinuation) = AsyncStream<Void>.makeStream()
+        let notifications = PostgresListener.notifications(
+            configuration: configuration, channels: [channel], logger: TestDatabase.logger,
+            onListening: { readyContinuation.yield() })
+        var readyIterator = ready.makeAsyncIterator()
+        _ = await readyIterator.next()
+        try await pool.query("SELECT pg_notify(\(channel), 'one'), pg_notify(\(channel), 'two')")
+        var received: [String] = []
+        for try await notification in notifications {
+            #expect(notification.channel == channel)
+            received.append(notification.payload)
+            if received.count == 2 { break }
+        }
+        #expect(received == ["one", "two"])
+        await pool.close()
+    }
+
+    @Test("Timestamps format and parse in the session's ISO/UTC form")
+    func timestamps() {
+        let samples = [0, 1_795_341_600.5, -86_400.25, 4_102_444_799.999_999]
+        for seconds in samples {
+            let date = Date(timeIntervalSince1970: seconds)
+            let parsed = PostgresTimestamp.parse(PostgresTimestamp.format(date))
+            #expect(parsed.map { abs($0.timeIntervalSince(date)) < 0.000_001 } == true, "\(seconds)")
+        }
+        #expect(PostgresTimestamp.parse("2026-11-22 10:00:00+00") == Date(timeIntervalSince1970: 1_795_341_600))
+        #expect(PostgresTimestamp.parse("2026-11-22 11:30:00.5+01:30") == Date(timeIntervalSince1970: 1_795_341_600.5))
+        #expect(PostgresTimestamp.parse("yesterday") == nil)
+    }
+}
+
+/// Records which connections are leased at once, and on which threads.
+final class LeaseTracker: Sendable {
+    private struct State {
+        var inUse: Set<Int> = []
+        var peak = 0
+        var threadNames: Set<String> = []
+    }
+
+    private let state = Mutex(State())
+
+    /// Marks a connection leased; false if it already was.
+    func begin(_ pid: Int) -> Bool {
+        state.withLock { state in
+            let fresh = state.inUse.insert(pid).inserted
+            state.peak = max(state.peak, state.inUse.count)
+            state.threadNames.insert(Thread.current.name ?? "unnamed")
+            return fresh
+        }
+    }
+
+    func end(_ pid: Int) {
+        state.withLock { _ = $0.inUse.remove(pid) }
+    }
+
+    var peak: Int { state.withLock { $0.peak } }
+    var threadNames: Set<String> { state.withLock { $0.threadNames } }
+}
