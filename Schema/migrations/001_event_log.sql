@@ -7,8 +7,8 @@ CREATE TABLE apps (
     created_at timestamptz NOT NULL DEFAULT now()
 );
 
--- The head of every stream: its current version. Appends lock this row (SELECT ... FOR UPDATE),
--- so two writers of one stream take turns and versions never collide.
+-- The head of every stream: its current version. Appends take an advisory lock per stream
+-- before writing, so two writers of one stream take turns and versions never collide.
 CREATE TABLE streams (
     app_id uuid NOT NULL REFERENCES apps (id),
     user_id text NOT NULL,
@@ -75,7 +75,11 @@ DO $$
 BEGIN
     IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'locgate_service') THEN
         IF (SELECT rolcreaterole OR rolsuper FROM pg_roles WHERE rolname = current_user) THEN
-            CREATE ROLE locgate_service NOLOGIN;
+            BEGIN
+                CREATE ROLE locgate_service NOLOGIN;
+            EXCEPTION WHEN duplicate_object OR unique_violation THEN
+                NULL; -- another database's migration created it at the same moment
+            END;
         ELSE
             RAISE NOTICE 'role locgate_service is missing and % may not create it', current_user;
         END IF;
@@ -84,6 +88,8 @@ BEGIN
         REVOKE ALL ON events FROM locgate_service;
         GRANT SELECT, INSERT ON events TO locgate_service;
         GRANT SELECT, INSERT, UPDATE ON apps, streams, subscription_checkpoints TO locgate_service;
+        -- The server checks for pending migrations before it starts.
+        GRANT SELECT ON locgate_migrations TO locgate_service;
     END IF;
 END
 $$;

@@ -84,7 +84,7 @@ public struct EventLog: Sendable {
             byStream[key, default: []].append((index, event))
         }
         guard !order.isEmpty else { return events.compactMap { duplicates[$0.id] } }
-        // 3. Lock the streams in one sorted order, so that two batches never deadlock.
+        // 3. Lock the streams, in one sorted order, before any write.
         let versions = try lockStreams(appID: appID, keys: order.sorted(), on: connection)
         // 4. Versions and expectedVersion checks.
         var appends: [StreamAppend] = []
@@ -149,8 +149,18 @@ public struct EventLog: Sendable {
         return results
     }
 
-    /// Creates missing stream heads and locks all of them, returning their versions.
+    /// Locks the streams and returns their versions.
+    ///
+    /// The locks are transaction-level advisory locks on a 64-bit hash of each stream, taken in
+    /// ascending order (so two batches never deadlock) and before the transaction writes
+    /// anything. That order matters: a transaction gets its id at its first write, so a writer
+    /// that waits for a stream gets a larger id than the one it waited for, and the global
+    /// order `(tx_id, position)` agrees with every stream's version order. (A row lock such as
+    /// SELECT ... FOR UPDATE would assign the id before waiting and break that.)
     static func lockStreams(appID: UUID, keys: [StreamKey], on connection: PostgresConnection) throws -> [StreamKey: Int64] {
+        let lockKeys = Set(keys.map(\.lockKey)).sorted()
+        try connection.query(
+            "SELECT count(pg_advisory_xact_lock(k)) FROM unnest(\(PostgresArray(lockKeys))) WITH ORDINALITY AS t(k, n)")
         let users = PostgresArray(keys.map(\.userID))
         let devices = PostgresArray(keys.map(\.deviceID))
         try connection.query(
@@ -164,8 +174,6 @@ public struct EventLog: Sendable {
             SELECT s.user_id, s.device_id, s.version FROM streams s
             JOIN unnest(\(users), \(devices)) AS k(u, d) ON s.user_id = k.u AND s.device_id = k.d
             WHERE s.app_id = \(appID)
-            ORDER BY s.user_id, s.device_id
-            FOR UPDATE OF s
             """)
         var versions: [StreamKey: Int64] = [:]
         for row in rows {
@@ -216,11 +224,14 @@ public struct EventLog: Sendable {
             SELECT \(unescaped: columns) FROM events
             WHERE (tx_id, position) > (\(String(position.transactionID))::xid8, \(position.position))
               AND tx_id < pg_snapshot_xmin(pg_current_snapshot())
-            ORDER BY tx_id, position
+            ORDER BY events.tx_id, events.position
             LIMIT \(limit)
             """))
     }
 
+    /// The select list of `RecordedEvent`. `tx_id::text` is named `tx_id` in the output, which
+    /// ORDER BY would prefer over the column (sorting "1000" before "998"): order by
+    /// `events.tx_id`, never by the bare name.
     static let columns = "tx_id::text, position, app_id, user_id, device_id, version, event_id, type, data::text, occurred_at, recorded_at, outcome::text"
 
     static func decode(_ rows: PostgresRows) throws -> [RecordedEvent] {
@@ -260,7 +271,12 @@ public struct EventLog: Sendable {
     /// Follows the log from `position`: catches up in pages, then waits for NOTIFY, polling
     /// every `pollInterval` as a fallback (a notification can be lost with its connection, and
     /// an unrelated long transaction can hold the readable horizon back).
-    public func subscribe(from position: LogPosition, batchSize: Int = 500, pollInterval: Duration = .milliseconds(500)) -> EventSubscription {
-        EventSubscription(log: self, start: position, batchSize: batchSize, pollInterval: pollInterval, logger: logger)
+    /// With `listen` false it only polls: for tests of the fallback, and for servers where
+    /// LISTEN is not allowed (some poolers).
+    public func subscribe(
+        from position: LogPosition, batchSize: Int = 500, pollInterval: Duration = .milliseconds(500), listen: Bool = true
+    ) -> EventSubscription {
+        EventSubscription(
+            log: self, start: position, batchSize: batchSize, pollInterval: pollInterval, listen: listen, logger: logger)
     }
 }

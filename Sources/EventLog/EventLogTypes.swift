@@ -17,6 +17,17 @@ public struct StreamKey: Sendable, Hashable, Comparable, CustomStringConvertible
     }
 
     public var description: String { "\(appID.uuidString.lowercased())/\(userID)/\(deviceID)" }
+
+    /// The stream's advisory-lock key: FNV-1a over app, user and device. A collision only makes
+    /// two streams take turns.
+    var lockKey: Int64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in appID.uuidString.utf8.lazy + [0] + userID.utf8 + [0] + deviceID.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        return Int64(bitPattern: hash)
+    }
 }
 
 /// An event to append. The log is domain-free: `type` and `data` are stored as given.

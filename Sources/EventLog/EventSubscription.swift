@@ -20,12 +20,14 @@ public final class EventSubscription: AsyncSequence, Sendable {
     private let log: EventLog
     private let batchSize: Int
     private let pollInterval: Duration
+    private let listen: Bool
     private let logger: Logger
     private let wake = WakeSignal()
     private let state: Mutex<State>
 
-    init(log: EventLog, start: LogPosition, batchSize: Int, pollInterval: Duration, logger: Logger) {
+    init(log: EventLog, start: LogPosition, batchSize: Int, pollInterval: Duration, listen: Bool, logger: Logger) {
         self.log = log
+        self.listen = listen
         self.batchSize = batchSize
         self.pollInterval = pollInterval
         self.logger = logger
@@ -42,6 +44,7 @@ public final class EventSubscription: AsyncSequence, Sendable {
     /// Starts listening for appends; called by the first `next()`, or earlier by a caller that
     /// wants the listener up before it writes (tests).
     public func startListening() async {
+        guard listen else { return }
         let (ready, readyContinuation) = AsyncStream<Void>.makeStream()
         let started = state.withLock { state -> Bool in
             guard state.listener == nil else { return false }

@@ -35,6 +35,10 @@ public struct SchemaMigrator: Sendable {
         let migrations = self.migrations
         let logger = self.logger
         return try await pool.withConnection { connection in
+            // One migrator at a time per database, from before the bookkeeping table exists
+            // (two concurrent CREATE TABLE IF NOT EXISTS can still collide).
+            try connection.query("SELECT pg_advisory_lock(\(Self.lockKey))")
+            defer { _ = try? connection.query("SELECT pg_advisory_unlock(\(Self.lockKey))") }
             try connection.execute(
                 """
                 CREATE TABLE IF NOT EXISTS locgate_migrations (
@@ -46,7 +50,6 @@ public struct SchemaMigrator: Sendable {
             var applied: [SchemaMigration] = []
             for migration in migrations {
                 let didApply = try connection.transaction { connection -> Bool in
-                    try connection.query("SELECT pg_advisory_xact_lock(\(Int64(0x6c6f_6367_6174_65)))")
                     let stored = try connection.query(
                         "SELECT checksum FROM locgate_migrations WHERE version = \(migration.version)")
                     if let row = stored.first {
@@ -72,6 +75,9 @@ public struct SchemaMigrator: Sendable {
             return applied
         }
     }
+
+    /// "locgate" as a number: the advisory lock migrators take turns on.
+    static let lockKey = Int64(0x6c6f_6367_6174_65)
 
     static func appliedVersions(_ connection: PostgresConnection) throws -> Set<Int> {
         let exists = try connection.query("SELECT to_regclass('locgate_migrations') IS NOT NULL")

@@ -12,6 +12,10 @@ struct MigrateCommand: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOptions
 
     func run() async throws {
+        try await CommandFailure.reporting { try await runCommand() }
+    }
+
+    private func runCommand() async throws {
         LocgateCommand.bootstrapLogging(level: database.level)
         let logger = Logger(label: "locgate.migrate")
         let pool = try database.makePool(size: 1, logger: logger)

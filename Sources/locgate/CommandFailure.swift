@@ -1,0 +1,16 @@
+import PostgresClient
+
+/// An error as the command line shows it: with the database's own message, which an operator
+/// needs and an HTTP client must not see.
+struct CommandFailure: Error, CustomStringConvertible {
+    var description: String
+
+    /// Runs `body`, turning database errors into their detailed form.
+    static func reporting<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as PostgresError {
+            throw CommandFailure(description: error.debugDescription)
+        }
+    }
+}

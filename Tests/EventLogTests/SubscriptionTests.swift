@@ -1,0 +1,68 @@
+import EventLog
+import Foundation
+import LocationGateTestSupport
+import PostgresClient
+import Testing
+
+@Suite("Event log: subscriptions and checkpoints")
+struct SubscriptionTests {
+    @Test("A subscription catches up from a position, then follows live appends through NOTIFY")
+    func catchUpThenLive() async throws {
+        let fixture = try await LogFixture.make()
+        let start = try await GlobalOrderTests.currentEnd(fixture.pool)
+        let early = (0..<30).map { _ in event("catchup", "d") }
+        _ = try await fixture.log.append(appID: fixture.appID, events: early)
+        // A poll interval far longer than the test: only NOTIFY can deliver the live events in time.
+        let subscription = fixture.log.subscribe(from: start, batchSize: 7, pollInterval: .seconds(60))
+        await subscription.startListening()
+        var iterator = subscription.makeAsyncIterator()
+        var received: [UUID] = []
+        while received.count < early.count {
+            guard let next = try await iterator.next() else { break }
+            if next.stream.appID == fixture.appID { received.append(next.id) }
+        }
+        #expect(received == early.map(\.id))
+        let live = (0..<3).map { _ in event("live", "d") }
+        let clock = ContinuousClock()
+        let started = clock.now
+        Task { _ = try await fixture.log.append(appID: fixture.appID, events: live) }
+        var liveReceived: [UUID] = []
+        while liveReceived.count < live.count {
+            guard let next = try await iterator.next() else { break }
+            if next.stream.appID == fixture.appID { liveReceived.append(next.id) }
+        }
+        #expect(liveReceived == live.map(\.id))
+        #expect(clock.now - started < .seconds(5))
+        await fixture.pool.close()
+    }
+
+    @Test("Without notifications the subscription still follows by polling")
+    func pollingFallback() async throws {
+        let fixture = try await LogFixture.make()
+        let start = try await GlobalOrderTests.currentEnd(fixture.pool)
+        let subscription = fixture.log.subscribe(from: start, pollInterval: .milliseconds(50), listen: false)
+        let appended = event("poll", "d")
+        Task {
+            try await Task.sleep(for: .milliseconds(100))
+            _ = try await fixture.log.append(appID: fixture.appID, events: [appended])
+        }
+        for try await next in subscription where next.stream.appID == fixture.appID {
+            #expect(next.id == appended.id)
+            break
+        }
+        await fixture.pool.close()
+    }
+
+    @Test("Checkpoints save and load by name")
+    func checkpoints() async throws {
+        let fixture = try await LogFixture.make()
+        let name = "test-\(UUID())"
+        #expect(try await fixture.log.checkpoint(named: name) == .start)
+        let position = LogPosition(transactionID: 1234, position: 99)
+        try await fixture.log.saveCheckpoint(position, named: name)
+        #expect(try await fixture.log.checkpoint(named: name) == position)
+        try await fixture.log.saveCheckpoint(LogPosition(transactionID: 1300, position: 120), named: name)
+        #expect(try await fixture.log.checkpoint(named: name).position == 120)
+        await fixture.pool.close()
+    }
+}
