@@ -20,6 +20,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
         // Layer 0: the authorization domain. Standard library and Foundation only, no I/O.
@@ -61,11 +66,40 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // Layer 4: the gating service without HTTP: projection, cache, keys, features, gates.
+        .target(
+            name: "LocationGateService",
+            dependencies: [
+                "LocationAuthorization", "EventLog", "PostgresClient", "LocationGateSchema",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // Layer 5: the HTTP API (SPEC §5) and OFREP on Hummingbird.
+        .target(
+            name: "LocationGateHTTP",
+            dependencies: [
+                "LocationGateService", "LocationAuthorization", "EventLog", "PostgresClient",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSettings
+        ),
         // The command-line tool and server.
         .executableTarget(
             name: "locgate",
             dependencies: [
-                "EventLog",
+                "EventLog", "LocationGateService", "LocationGateHTTP",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 "PostgresClient",
                 "LocationAuthorization",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -87,6 +121,17 @@ let package = Package(
             dependencies: [
                 "LocationAuthorization",
                 .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "LocationGateHTTPTests",
+            dependencies: [
+                "LocationGateHTTP", "LocationGateService", "LocationAuthorization", "EventLog", "PostgresClient",
+                "LocationGateTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
         ),
