@@ -1,0 +1,79 @@
+import Foundation
+import Hummingbird
+import LocationGateService
+
+/// A `ServiceError` as HTTP: the one place codes become statuses (SPEC §5), with the body
+/// `{"error": {"code", "message", "index"}}`.
+struct APIError: HTTPResponseError {
+    var error: ServiceError
+    var retryAfter: Int?
+
+    init(_ error: ServiceError, retryAfter: Int? = nil) {
+        self.error = error
+        self.retryAfter = retryAfter
+    }
+
+    init(_ code: ServiceError.Code, _ message: String, index: Int? = nil) {
+        self.init(ServiceError(code, message, index: index))
+    }
+
+    var status: HTTPResponse.Status {
+        switch error.code {
+        case .malformedJSON, .invalidRequest: .badRequest
+        case .unauthorized: .unauthorized
+        case .forbidden: .forbidden
+        case .notFound: .notFound
+        case .versionConflict: .conflict
+        case .tooLarge: .contentTooLarge
+        case .validationFailed, .ruleViolation: .unprocessableContent
+        case .rateLimited: .tooManyRequests
+        case .databaseUnavailable: .serviceUnavailable
+        case .internalError: .internalServerError
+        }
+    }
+
+    private struct Body: Encodable {
+        struct Detail: Encodable {
+            var code: String
+            var message: String
+            var index: Int?
+        }
+
+        var error: Detail
+    }
+
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        var response = try JSONResponse.make(
+            status, Body(error: .init(code: error.code.rawValue, message: error.message, index: error.index)))
+        if let retryAfter { response.headers[.retryAfter] = String(retryAfter) }
+        return response
+    }
+}
+
+/// JSON bodies: sorted keys, so that equal values give equal bytes (and equal ETags).
+enum JSONResponse {
+    static func make(_ status: HTTPResponse.Status = .ok, _ value: some Encodable, headers: HTTPFields = [:]) throws -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return make(status, data: try encoder.encode(value), headers: headers)
+    }
+
+    static func make(_ status: HTTPResponse.Status, data: Data, headers: HTTPFields = [:], contentType: String = "application/json") -> Response {
+        var fields = headers
+        fields[.contentType] = contentType
+        return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}
+
+extension Request {
+    /// The body, at most `limit` bytes: more is a 413 `tooLarge`.
+    mutating func bodyData(limit: Int) async throws -> Data {
+        let buffer: ByteBuffer
+        do {
+            buffer = try await collectBody(upTo: limit)
+        } catch {
+            throw APIError(.tooLarge, "the body is larger than \(limit) bytes")
+        }
+        return Data(buffer.readableBytesView)
+    }
+}

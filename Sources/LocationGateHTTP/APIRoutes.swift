@@ -1,0 +1,233 @@
+import EventLog
+import Foundation
+import Hummingbird
+import LocationAuthorization
+import LocationGateService
+
+/// The v1 API of SPEC §5.
+struct APIRoutes {
+    let service: GateService
+
+    func register(on router: Router<AppRequestContext>) {
+        router.post("/v1/apps", use: createApp)
+        router.post("/v1/keys", use: createKey)
+        router.delete("/v1/keys/:id", use: revokeKey)
+        router.put("/v1/features/:key", use: putFeature)
+        router.get("/v1/features", use: listFeatures)
+        router.get("/v1/features/:key", use: getFeature)
+        router.delete("/v1/features/:key", use: deleteFeature)
+        router.post("/v1/events", use: appendEvents)
+        router.get("/v1/users/:user/devices/:device/gates", use: deviceGates)
+        router.get("/v1/users/:user/devices/:device/gates/:feature", use: deviceGate)
+        router.get("/v1/users/:user/gates", use: userGates)
+        router.post("/v1/gates/query", use: queryGates)
+        router.get("/v1/users/:user/devices/:device/history", use: history)
+        router.get("/v1/users/:user/devices/:device/state", use: state)
+    }
+
+    // MARK: - Apps and keys
+
+    @Sendable func createApp(_ request: Request, context: AppRequestContext) async throws -> Response {
+        guard context.isAdminToken else {
+            if context.identity != nil { throw APIError(.forbidden, "only the admin token creates apps") }
+            throw APIError(.unauthorized, "the admin token is required (Authorization: Bearer TOKEN)")
+        }
+        struct Body: Decodable { var name: String }
+        var request = request
+        let body = try decode(Body.self, try await request.bodyData(limit: 64 * 1024))
+        let created = try await call { try await service.apps.create(name: body.name) }
+        struct Created: Encodable { var appId: String; var name: String; var apiKey: String }
+        return try JSONResponse.make(.created, Created(appId: created.appID.uuidString.lowercased(), name: body.name.trimmingCharacters(in: .whitespacesAndNewlines), apiKey: created.apiKey))
+    }
+
+    @Sendable func createKey(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.require(.admin)
+        struct Body: Decodable { var scope: String }
+        var request = request
+        let body = try decode(Body.self, try await request.bodyData(limit: 64 * 1024))
+        guard let scope = KeyScope(rawValue: body.scope) else {
+            throw APIError(.validationFailed, "scope: must be ingest, read or admin")
+        }
+        let created = try await call { try await service.keys.create(appID: identity.appID, scope: scope) }
+        struct Created: Encodable { var id: String; var scope: String; var key: String }
+        return try JSONResponse.make(.created, Created(id: created.id.uuidString.lowercased(), scope: scope.rawValue, key: created.key))
+    }
+
+    @Sendable func revokeKey(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.require(.admin)
+        guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else {
+            throw APIError(.notFound, "no such key")
+        }
+        guard try await call({ try await service.keys.revoke(appID: identity.appID, keyID: id) }) else {
+            throw APIError(.notFound, "no such key")
+        }
+        return Response(status: .noContent)
+    }
+
+    // MARK: - Features
+
+    @Sendable func putFeature(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.require(.admin)
+        let key = context.parameters.get("key") ?? ""
+        var request = request
+        let feature: Feature
+        do {
+            feature = try FeatureCatalog.parseDefinition(key: key, body: try await request.bodyData(limit: 64 * 1024))
+        } catch let error as ServiceError {
+            throw APIError(error)
+        }
+        let created = try await call { try await service.features.put(appID: identity.appID, feature: feature) }
+        return try JSONResponse.make(created ? .created : .ok, feature)
+    }
+
+    @Sendable func listFeatures(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.require(.read)
+        struct List: Encodable { var features: [Feature] }
+        return try JSONResponse.make(.ok, List(features: try await call { try await service.features.features(appID: identity.appID) }))
+    }
+
+    @Sendable func getFeature(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.require(.read)
+        let key = context.parameters.get("key") ?? ""
+        guard let feature = try await call({ try await service.features.feature(appID: identity.appID, key: key) }) else {
+            throw APIError(.notFound, "no feature \(key.prefix(128))")
+        }
+        return try JSONResponse.make(.ok, feature)
+    }
+
+    @Sendable func deleteFeature(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.require(.admin)
+        let key = context.parameters.get("key") ?? ""
+        guard try await call({ try await service.features.delete(appID: identity.appID, key: key) }) else {
+            throw APIError(.notFound, "no feature \(key.prefix(128))")
+        }
+        return Response(status: .noContent)
+    }
+
+    // MARK: - Events
+
+    @Sendable func appendEvents(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.require(.ingest)
+        var request = request
+        let body = try await request.bodyData(limit: 1 << 20)
+        struct Results: Encodable { var results: [EventResult] }
+        let results = try await call { try await service.ingest(appID: identity.appID, body: body) }
+        return try JSONResponse.make(.ok, Results(results: results))
+    }
+
+    // MARK: - Gates
+
+    @Sendable func deviceGates(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.require(.read)
+        let key = try streamKey(identity, context)
+        return try JSONResponse.make(.ok, try await call { try await service.deviceGates(key) })
+    }
+
+    @Sendable func deviceGate(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.require(.read)
+        let key = try streamKey(identity, context)
+        let feature = context.parameters.get("feature") ?? ""
+        return try JSONResponse.make(.ok, try await call { try await service.deviceGate(key, feature: feature) })
+    }
+
+    @Sendable func userGates(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.require(.read)
+        let user = try identifier(context, "user", field: "userId")
+        return try JSONResponse.make(.ok, try await call { try await service.userGates(appID: identity.appID, userID: user) })
+    }
+
+    @Sendable func queryGates(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.require(.read)
+        struct Device: Decodable { var userId: String; var deviceId: String }
+        struct Body: Decodable { var devices: [Device]; var features: [String]? }
+        var request = request
+        let body = try decode(Body.self, try await request.bodyData(limit: 4 << 20))
+        guard body.devices.count <= GateService.maxQueryDevices else {
+            throw APIError(.tooLarge, "a query holds at most \(GateService.maxQueryDevices) devices")
+        }
+        for (index, device) in body.devices.enumerated() {
+            guard EventSubmission.isValidIdentifier(device.userId), EventSubmission.isValidIdentifier(device.deviceId) else {
+                throw APIError(.validationFailed, "devices[\(index)]: userId and deviceId must be 1 to 128 characters of A-Z a-z 0-9 . _ : @ -", index: index)
+            }
+        }
+        struct Results: Encodable { var results: [DeviceDecisions] }
+        let results = try await call {
+            try await service.query(appID: identity.appID, devices: body.devices.map { ($0.userId, $0.deviceId) }, featureKeys: body.features)
+        }
+        return try JSONResponse.make(.ok, Results(results: results))
+    }
+
+    // MARK: - Audit
+
+    @Sendable func history(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.require(.read)
+        let key = try streamKey(identity, context)
+        let query = request.uri.queryParameters
+        let after = try integer(query.get("afterVersion"), "afterVersion", default: 0, range: 0...Int64.max)
+        let limit = try integer(query.get("limit"), "limit", default: 100, range: 1...1000)
+        return try JSONResponse.make(.ok, try await call { try await service.history(key, afterVersion: after, limit: Int(limit)) })
+    }
+
+    @Sendable func state(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.require(.read)
+        let key = try streamKey(identity, context)
+        let query = request.uri.queryParameters
+        let asOfText = query.get("asOf")
+        let versionText = query.get("version")
+        if asOfText != nil && versionText != nil {
+            throw APIError(.invalidRequest, "give asOf or version, not both")
+        }
+        var asOf: Date?
+        if let asOfText {
+            guard let date = RFC3339.date(from: asOfText) else { throw APIError(.invalidRequest, "asOf: not an RFC 3339 time") }
+            asOf = date
+        }
+        let version = try versionText.map { try integer($0, "version", default: 0, range: 0...Int64.max) }
+        return try JSONResponse.make(.ok, try await call { try await service.state(key, asOf: asOf, version: version) })
+    }
+
+    // MARK: - Helpers
+
+    private func streamKey(_ identity: APIIdentity, _ context: AppRequestContext) throws -> StreamKey {
+        StreamKey(appID: identity.appID, userID: try identifier(context, "user", field: "userId"),
+                  deviceID: try identifier(context, "device", field: "deviceId"))
+    }
+
+    private func identifier(_ context: AppRequestContext, _ name: String, field: String) throws -> String {
+        let value = context.parameters.get(name)?.removingPercentEncoding ?? ""
+        guard EventSubmission.isValidIdentifier(value) else {
+            throw APIError(.validationFailed, "\(field): must be 1 to 128 characters of A-Z a-z 0-9 . _ : @ -")
+        }
+        return value
+    }
+
+    private func integer(_ text: String?, _ name: String, default value: Int64, range: ClosedRange<Int64>) throws -> Int64 {
+        guard let text else { return value }
+        guard let number = Int64(text), range.contains(number) else {
+            throw APIError(.invalidRequest, "\(name): must be an integer from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return number
+    }
+}
+
+/// Decodes a small JSON body, with the SPEC's 400 codes.
+func decode<Value: Decodable>(_ type: Value.Type, _ data: Data) throws -> Value {
+    do {
+        return try EventCoding.decode(type, from: data)
+    } catch {
+        throw APIError(error.kind == .malformedJSON ? .malformedJSON : .invalidRequest, error.message)
+    }
+}
+
+/// Runs a service call, mapping its typed error to HTTP once.
+func call<T>(_ body: () async throws -> T) async throws -> T {
+    do {
+        return try await body()
+    } catch let error as ServiceError {
+        throw APIError(error)
+    } catch let error as APIError {
+        throw error
+    } catch {
+        throw APIError(ServiceError.from(error))
+    }
+}

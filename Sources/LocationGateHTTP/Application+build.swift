@@ -1,0 +1,59 @@
+import Foundation
+import Hummingbird
+import LocationGateService
+import Logging
+import Prometheus
+import ServiceLifecycle
+
+/// How the server runs (SPEC §5 "Running"). Every field has a default.
+public struct ServerConfiguration: Sendable {
+    /// 127.0.0.1 by default: put a proxy in front to serve other hosts.
+    public var host: String = "127.0.0.1"
+    public var port: Int = 8080
+    /// `LOCGATE_ADMIN_TOKEN`: creates apps. Without it no app can be created over HTTP.
+    public var adminToken: String?
+    /// Per-key requests per second; nil turns limits off (the default).
+    public var rateLimit: Double?
+    /// Tokens a key may spend at once; defaults to one second's worth.
+    public var rateLimitBurst: Double?
+    /// How often the cache follower polls when no notification arrives.
+    public var pollInterval: Duration = .milliseconds(500)
+
+    public init() {}
+}
+
+/// Assembles the application: routes, middleware, and the cache follower as a service. Tests
+/// call the same function.
+public func buildApplication(
+    service: GateService, configuration: ServerConfiguration, registry: PrometheusCollectorRegistry? = nil,
+    logger: Logger
+) -> some ApplicationProtocol {
+    let follower = CacheFollower(service: service, pollInterval: configuration.pollInterval, logger: logger)
+    let router = buildRouter(service: service, follower: follower, configuration: configuration, registry: registry)
+    return Application(
+        router: router,
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "locgate"),
+        services: [follower],
+        logger: logger)
+}
+
+/// The router alone, for tests that need no server.
+public func buildRouter(
+    service: GateService, follower: CacheFollower?, configuration: ServerConfiguration,
+    registry: PrometheusCollectorRegistry?
+) -> Router<AppRequestContext> {
+    let router = Router(context: AppRequestContext.self)
+    router.add(middleware: MetricsMiddleware())
+    router.add(middleware: AuthenticationMiddleware(keys: service.keys, adminToken: configuration.adminToken))
+    if let rate = configuration.rateLimit, rate > 0 {
+        router.add(middleware: RateLimitMiddleware(limiter: RateLimiter(requestsPerSecond: rate, burst: configuration.rateLimitBurst ?? rate)))
+    }
+    HealthRoutes(service: service, follower: follower, registry: registry).register(on: router)
+    APIRoutes(service: service).register(on: router)
+    OFREPRoutes(service: service).register(on: router)
+    router.get("/hello") { _, _ in
+        // The trivial JSON route the benchmarks compare gates against.
+        try JSONResponse.make(.ok, ["hello": "world"])
+    }
+    return router
+}

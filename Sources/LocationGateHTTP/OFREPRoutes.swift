@@ -1,0 +1,170 @@
+import EventLog
+import Foundation
+import Hummingbird
+import LocationAuthorization
+import LocationGateService
+
+/// OpenFeature Remote Evaluation Protocol (OFREP 0.3): each feature is a boolean flag.
+/// `targetingKey` is the user id; `deviceId` in the context picks one device, without it the
+/// flag is evaluated at the user level (enabled when any device enables it).
+struct OFREPRoutes {
+    let service: GateService
+
+    func register(on router: Router<AppRequestContext>) {
+        router.post("/ofrep/v1/evaluate/flags/:key", use: evaluateFlag)
+        router.post("/ofrep/v1/evaluate/flags", use: evaluateFlags)
+    }
+
+    struct Evaluation: Encodable {
+        var key: String
+        var value: Bool
+        var variant: String
+        var reason: String
+        var metadata: [String: String]
+    }
+
+    private struct Target {
+        var userID: String
+        var deviceID: String?
+    }
+
+    @Sendable func evaluateFlag(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let flag = context.parameters.get("key") ?? ""
+        let identity: APIIdentity
+        do {
+            identity = try context.require(.read)
+        } catch let error as APIError {
+            return try OFREPError.response(error.status, key: flag, code: "GENERAL", details: error.error.message)
+        }
+        var request = request
+        let target: Target
+        switch try await Self.target(from: &request) {
+        case .success(let value): target = value
+        case .failure(let failure): return try OFREPError.response(.badRequest, key: flag, code: failure.code, details: failure.details)
+        }
+        do {
+            guard let feature = try await service.features.feature(appID: identity.appID, key: flag) else {
+                return try OFREPError.response(.notFound, key: flag, code: "FLAG_NOT_FOUND", details: "no flag \(flag.prefix(128))")
+            }
+            return try JSONResponse.make(.ok, try await evaluate(feature, appID: identity.appID, target: target))
+        } catch {
+            return try OFREPError.response(.internalServerError, key: flag, code: "GENERAL", details: ServiceError.from(error).message)
+        }
+    }
+
+    @Sendable func evaluateFlags(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity: APIIdentity
+        do {
+            identity = try context.require(.read)
+        } catch let error as APIError {
+            return try OFREPError.response(error.status, key: nil, code: "GENERAL", details: error.error.message)
+        }
+        var request = request
+        let target: Target
+        switch try await Self.target(from: &request) {
+        case .success(let value): target = value
+        case .failure(let failure): return try OFREPError.response(.badRequest, key: nil, code: failure.code, details: failure.details)
+        }
+        struct Bulk: Encodable { var flags: [Evaluation] }
+        let bulk: Bulk
+        do {
+            let features = try await service.features.features(appID: identity.appID)
+            var flags: [Evaluation] = []
+            for feature in features {
+                flags.append(try await evaluate(feature, appID: identity.appID, target: target))
+            }
+            bulk = Bulk(flags: flags)
+        } catch {
+            return try OFREPError.response(.internalServerError, key: nil, code: "GENERAL", details: ServiceError.from(error).message)
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let data = try encoder.encode(bulk)
+        let etag = "\"" + Self.digest(data) + "\""
+        if let match = request.headers[.ifNoneMatch], match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag }) {
+            return Response(status: .notModified, headers: [.eTag: etag])
+        }
+        return JSONResponse.make(.ok, data: data, headers: [.eTag: etag])
+    }
+
+    private func evaluate(_ feature: Feature, appID: UUID, target: Target) async throws -> Evaluation {
+        let decision: (enabled: Bool, status: AuthorizationStatus, reason: GateReason, action: GateAction)
+        if let deviceID = target.deviceID {
+            let entry = try await service.device(.init(appID: appID, userID: target.userID, deviceID: deviceID))
+            let gate = entry.state.decide(feature, version: entry.version)
+            decision = (gate.enabled, gate.status, gate.reason, gate.action)
+        } else {
+            let devices = try await service.userDevices(appID: appID, userID: target.userID)
+            let gates = devices.isEmpty
+                ? [DeviceState().decide(feature, version: 0)]
+                : devices.map { $0.1.state.decide(feature, version: $0.1.version) }
+            // The user level: the first enabling device, else the first device's reason.
+            let chosen = gates.first(where: \.enabled) ?? gates[0]
+            decision = (chosen.enabled, chosen.status, chosen.reason, chosen.action)
+        }
+        return Evaluation(
+            key: feature.key, value: decision.enabled, variant: decision.enabled ? "enabled" : "disabled",
+            reason: "TARGETING_MATCH",
+            metadata: ["status": decision.status.rawValue, "reason": decision.reason.rawValue, "action": decision.action.rawValue])
+    }
+
+    private struct ContextFailure: Error {
+        var code: String
+        var details: String
+    }
+
+    /// Reads `{"context": {"targetingKey", "deviceId"}}`.
+    private static func target(from request: inout Request) async throws -> Result<Target, ContextFailure> {
+        let data: Data
+        do {
+            data = try await request.bodyData(limit: 64 * 1024)
+        } catch {
+            return .failure(ContextFailure(code: "PARSE_ERROR", details: "the body is larger than 64 KiB"))
+        }
+        guard let object = try? JSONSerialization.jsonObject(with: data.isEmpty ? Data("{}".utf8) : data) as? [String: Any] else {
+            return .failure(ContextFailure(code: "PARSE_ERROR", details: "the body is not a JSON object"))
+        }
+        guard let context = object["context"] as? [String: Any] else {
+            if object["context"] != nil {
+                return .failure(ContextFailure(code: "INVALID_CONTEXT", details: "context must be an object"))
+            }
+            return .failure(ContextFailure(code: "TARGETING_KEY_MISSING", details: "context.targetingKey (the user id) is required"))
+        }
+        guard let rawKey = context["targetingKey"] else {
+            return .failure(ContextFailure(code: "TARGETING_KEY_MISSING", details: "context.targetingKey (the user id) is required"))
+        }
+        guard let userID = rawKey as? String, EventSubmission.isValidIdentifier(userID) else {
+            return .failure(ContextFailure(code: "INVALID_CONTEXT", details: "targetingKey must be 1 to 128 characters of A-Z a-z 0-9 . _ : @ -"))
+        }
+        var deviceID: String?
+        if let rawDevice = context["deviceId"] {
+            guard let device = rawDevice as? String, EventSubmission.isValidIdentifier(device) else {
+                return .failure(ContextFailure(code: "INVALID_CONTEXT", details: "deviceId must be 1 to 128 characters of A-Z a-z 0-9 . _ : @ -"))
+            }
+            deviceID = device
+        }
+        return .success(Target(userID: userID, deviceID: deviceID))
+    }
+
+    /// FNV-1a of the body, for the ETag.
+    static func digest(_ data: Data) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in data {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        return String(hash, radix: 16)
+    }
+}
+
+/// OFREP's own error bodies: `{"key", "errorCode", "errorDetails"}`.
+enum OFREPError {
+    static func response(_ status: HTTPResponse.Status, key: String?, code: String, details: String) throws -> Response {
+        struct Body: Encodable {
+            var key: String?
+            var errorCode: String
+            var errorDetails: String
+        }
+        return try JSONResponse.make(status, Body(key: key, errorCode: code, errorDetails: details))
+    }
+}

@@ -1,0 +1,80 @@
+import EventLog
+import Foundation
+import LocationAuthorization
+import Synchronization
+
+/// Device states in memory, so that gates are answered without a database round trip.
+///
+/// Entries only move forward: a state is stored only if its version is newer than what the
+/// cache holds. The writing process stores what its append computed; other processes follow
+/// the log (`CacheFollower`) and fold each event onto the cached state with the same pure
+/// reducer, which gives exactly the state the writer stored. A gap drops the entry, and the next
+/// read loads it from `device_states`.
+public final class DeviceStateCache: Sendable {
+    public struct Entry: Sendable {
+        public var version: Int64
+        public var state: DeviceState
+    }
+
+    /// One stripe of the cache with its own lock: gates on many devices rarely contend.
+    private final class Shard: Sendable {
+        let entries = Mutex<[StreamKey: Entry]>([:])
+
+        func withLock<T>(_ body: (inout [StreamKey: Entry]) -> T) -> T {
+            entries.withLock { body(&$0) }
+        }
+    }
+
+    private let shards: [Shard]
+
+    public init(shardCount: Int = 16) {
+        shards = (0..<max(1, shardCount)).map { _ in Shard() }
+    }
+
+    private func shard(_ key: StreamKey) -> Int {
+        Int(UInt64(bitPattern: Int64(key.hashValue)) % UInt64(shards.count))
+    }
+
+    public func entry(_ key: StreamKey) -> Entry? {
+        shards[shard(key)].withLock { $0[key] }
+    }
+
+    /// Stores a state if it is newer than the cached one.
+    public func store(_ key: StreamKey, version: Int64, state: DeviceState) {
+        shards[shard(key)].withLock { entries in
+            if let current = entries[key], current.version >= version { return }
+            entries[key] = Entry(version: version, state: state)
+        }
+    }
+
+    /// Folds one event from the log onto the cached state. Returns false when the cache did not
+    /// hold the stream at the previous version (the entry is dropped if it was behind).
+    @discardableResult
+    public func apply(_ key: StreamKey, version: Int64, event: LocationEvent) -> Bool {
+        shards[shard(key)].withLock { entries in
+            guard let current = entries[key] else { return false }
+            if current.version >= version { return true }
+            guard current.version == version - 1 else {
+                entries[key] = nil
+                return false
+            }
+            var state = current.state
+            // The writer accepted this event; a rejection here would mean diverging rules, and
+            // dropping the entry makes the next read load the writer's state.
+            guard (try? state.apply(event)) != nil else {
+                entries[key] = nil
+                return false
+            }
+            entries[key] = Entry(version: version, state: state)
+            return true
+        }
+    }
+
+    public func remove(_ key: StreamKey) {
+        shards[shard(key)].withLock { _ = $0.removeValue(forKey: key) }
+    }
+
+    public var count: Int {
+        shards.reduce(0) { total, shard in total + shard.withLock { $0.count } }
+    }
+}

@@ -1,0 +1,106 @@
+import EventLog
+import Foundation
+import LocationAuthorization
+import PostgresClient
+import Synchronization
+
+/// Each app's features (SPEC §4), from the `features` table, cached in memory. Changes notify
+/// `locgate_features` with the app id, and every process drops that app's cached catalog.
+public final class FeatureCatalog: Sendable {
+    public static let notificationChannel = "locgate_features"
+
+    private let pool: PostgresConnectionPool
+    private let cache = Mutex<[UUID: [Feature]]>([:])
+
+    public init(pool: PostgresConnectionPool) {
+        self.pool = pool
+    }
+
+    /// The app's features, sorted by key.
+    public func features(appID: UUID) async throws -> [Feature] {
+        if let cached = cache.withLock({ $0[appID] }) { return cached }
+        let features = try await pool.withConnection { connection in
+            try connection.query("SELECT definition::text FROM features WHERE app_id = \(appID) ORDER BY key")
+                .map { try JSONText.decode(Feature.self, try $0.decode(0)) }
+        }
+        cache.withLock { $0[appID] = features }
+        return features
+    }
+
+    public func feature(appID: UUID, key: String) async throws -> Feature? {
+        try await features(appID: appID).first { $0.key == key }
+    }
+
+    /// Creates or replaces a feature; true when it was created.
+    public func put(appID: UUID, feature: Feature) async throws -> Bool {
+        let definition = try JSONText.encode(feature)
+        let created = try await pool.transaction { connection in
+            let rows = try connection.query(
+                """
+                INSERT INTO features (app_id, key, definition) VALUES (\(appID), \(feature.key), \(PostgresJSON(definition)))
+                ON CONFLICT (app_id, key) DO UPDATE SET definition = excluded.definition, updated_at = now()
+                RETURNING (xmax = 0)
+                """)
+            try connection.query("SELECT pg_notify(\(Self.notificationChannel), \(appID.uuidString))")
+            return try rows.first?.decode(0, as: Bool.self) ?? false
+        }
+        invalidate(appID)
+        return created
+    }
+
+    /// Deletes a feature; false when there was none.
+    public func delete(appID: UUID, key: String) async throws -> Bool {
+        let deleted = try await pool.transaction { connection in
+            let rows = try connection.query("DELETE FROM features WHERE app_id = \(appID) AND key = \(key)")
+            try connection.query("SELECT pg_notify(\(Self.notificationChannel), \(appID.uuidString))")
+            return rows.affectedRows > 0
+        }
+        invalidate(appID)
+        return deleted
+    }
+
+    /// Drops a cached catalog (on a notification from any process).
+    public func invalidate(_ appID: UUID) {
+        cache.withLock { _ = $0.removeValue(forKey: appID) }
+    }
+
+    public func invalidateAll() {
+        cache.withLock { $0 = [:] }
+    }
+
+    /// Reads a feature definition as `PUT /v1/features/{key}` receives it (no `key` in the body).
+    public static func parseDefinition(key: String, body: Data) throws(ServiceError) -> Feature {
+        struct Definition: Decodable {
+            var requires: String
+            var services: [String]?
+            var accuracy: String?
+            var description: String?
+        }
+        guard EventSubmission.isValidIdentifier(key) else {
+            throw ServiceError(.validationFailed, "feature key must be 1 to 128 characters of A-Z a-z 0-9 . _ : @ -")
+        }
+        let definition: Definition
+        do {
+            definition = try EventCoding.decode(Definition.self, from: body)
+        } catch {
+            throw ServiceError(error.kind == .malformedJSON ? .malformedJSON : .invalidRequest, error.message)
+        }
+        guard let tier = Tier(rawValue: definition.requires) else {
+            throw ServiceError(.validationFailed, "requires: must be whenInUse or always")
+        }
+        var services: [LocationService] = []
+        for name in definition.services ?? [] {
+            guard let service = LocationService(rawValue: name) else {
+                throw ServiceError(.validationFailed, "services: \(name.prefix(64)) is not one of " + LocationService.allCases.map(\.rawValue).joined(separator: ", "))
+            }
+            if !services.contains(service) { services.append(service) }
+        }
+        guard let accuracy = AccuracyNeed(rawValue: definition.accuracy ?? "any") else {
+            throw ServiceError(.validationFailed, "accuracy: must be any or full")
+        }
+        if let description = definition.description, description.count > 1000 {
+            throw ServiceError(.validationFailed, "description: at most 1000 characters")
+        }
+        return Feature(key: key, requires: tier, services: services, accuracy: accuracy, description: definition.description)
+    }
+}

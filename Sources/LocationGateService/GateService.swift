@@ -1,0 +1,300 @@
+import EventLog
+import Foundation
+import LocationAuthorization
+import Logging
+import Metrics
+import PostgresClient
+
+/// The gating service without HTTP: ingest through the projection, gates from memory, state
+/// as of a time or version, and history. The HTTP layer and the CLI both call this.
+public final class GateService: Sendable {
+    public let pool: PostgresConnectionPool
+    public let log: EventLog
+    public let cache: DeviceStateCache
+    public let features: FeatureCatalog
+    public let keys: APIKeys
+    public let apps: AppRegistry
+    let logger: Logger
+
+    /// SPEC §5: at most 1,000 events in a batch.
+    public static let maxBatchEvents = 1000
+    /// SPEC §5: at most 10,000 devices in a gate query.
+    public static let maxQueryDevices = 10_000
+
+    private let eventsAppended = Counter(label: "locgate_events_appended_total")
+    private let rejections = Counter(label: "locgate_event_batches_rejected_total")
+
+    public init(pool: PostgresConnectionPool, logger: Logger) {
+        self.pool = pool
+        self.log = EventLog(pool: pool, logger: logger)
+        self.cache = DeviceStateCache()
+        self.features = FeatureCatalog(pool: pool)
+        self.keys = APIKeys(pool: pool)
+        self.apps = AppRegistry(pool: pool)
+        self.logger = logger
+    }
+
+    // MARK: - Ingest
+
+    /// Appends a batch (the body of `POST /v1/events`) atomically through the projection.
+    public func ingest(appID: UUID, body: Data) async throws(ServiceError) -> [EventResult] {
+        do {
+            let submissions = try EventBatch.decode(body, maxEvents: Self.maxBatchEvents)
+            return try await ingest(appID: appID, submissions: submissions)
+        } catch {
+            Counter(label: "locgate_rejections_total", dimensions: [("code", error.code.rawValue)]).increment()
+            throw error
+        }
+    }
+
+    /// Appends decoded submissions; used by `ingest(appID:body:)` and `locgate simulate`.
+    public func ingest(appID: UUID, submissions: [EventSubmission]) async throws(ServiceError) -> [EventResult] {
+        guard !submissions.isEmpty else { return [] }
+        var decoded: [Int: LocationEvent] = [:]
+        var newEvents: [NewEvent] = []
+        newEvents.reserveCapacity(submissions.count)
+        for (index, submission) in submissions.enumerated() {
+            decoded[index] = submission.event
+            let data: String
+            do {
+                data = try JSONText.encode(EventDataOnly(event: submission.event))
+            } catch {
+                throw ServiceError(.invalidRequest, "event \(index) could not be encoded", index: index)
+            }
+            newEvents.append(NewEvent(
+                id: submission.id, userID: submission.userId, deviceID: submission.deviceId,
+                type: submission.event.type.rawValue, data: data, occurredAt: submission.occurredAt,
+                expectedVersion: submission.expectedVersion))
+        }
+        let projector = DeviceProjector(events: decoded)
+        let results: [AppendResult]
+        do {
+            results = try await log.append(appID: appID, events: newEvents, projector: projector)
+        } catch {
+            rejections.increment()
+            throw Self.translate(error)
+        }
+        for (key, version, state) in projector.states {
+            cache.store(key, version: version, state: state)
+        }
+        eventsAppended.increment(by: results.filter { !$0.duplicate }.count)
+        do {
+            return try results.map { result in
+                let outcome = try JSONText.decode(EventOutcome.self, result.outcome ?? "{}")
+                return EventResult(
+                    id: result.id.uuidString.lowercased(), userId: result.userID, deviceId: result.deviceID,
+                    version: result.version, effects: outcome.effects, status: outcome.after.status,
+                    duplicate: result.duplicate)
+            }
+        } catch {
+            throw ServiceError(.internalError, "a stored outcome could not be read")
+        }
+    }
+
+    static func translate(_ error: EventLogError) -> ServiceError {
+        switch error {
+        case .versionConflict(let index, let stream, let expected, let actual):
+            return ServiceError(
+                .versionConflict,
+                "stream \(stream.userID)/\(stream.deviceID) is at version \(actual), not the expected \(expected)",
+                index: index)
+        case .rejected(let index, let reason):
+            if let rejection = reason as? AuthorizationRejection {
+                return ServiceError(.ruleViolation, rejection.message, index: index)
+            }
+            return ServiceError(.ruleViolation, "\(reason)", index: index)
+        case .database(let underlying):
+            return translate(database: underlying)
+        }
+    }
+
+    static func translate(database error: any Error) -> ServiceError {
+        if let service = error as? ServiceError { return service }
+        if let postgres = error as? PostgresError, postgres.code == .connectionFailed || postgres.code == .shutDown {
+            return ServiceError(.databaseUnavailable, "the database is unavailable")
+        }
+        return ServiceError(.internalError, "the request could not be completed")
+    }
+
+    /// Runs a database operation, translating its errors.
+    func database<T>(_ body: () async throws -> T) async throws(ServiceError) -> T {
+        do {
+            return try await body()
+        } catch {
+            throw Self.translate(database: error)
+        }
+    }
+
+    // MARK: - Gates
+
+    /// A device's state from memory, loaded once from the projection on a miss.
+    public func device(_ key: StreamKey) async throws(ServiceError) -> DeviceStateCache.Entry {
+        if let entry = cache.entry(key) { return entry }
+        let loaded = try await database {
+            try await pool.withConnection { connection in
+                try DeviceStateStore.load(appID: key.appID, keys: [key], on: connection)
+            }
+        }
+        guard let entry = loaded[key] else { return DeviceStateCache.Entry(version: 0, state: DeviceState()) }
+        cache.store(key, version: entry.version, state: entry.state)
+        return entry
+    }
+
+    func catalog(_ appID: UUID) async throws(ServiceError) -> [Feature] {
+        try await database { try await features.features(appID: appID) }
+    }
+
+    public func deviceGates(_ key: StreamKey) async throws(ServiceError) -> DeviceGates {
+        let entry = try await device(key)
+        let features = try await catalog(key.appID)
+        let state = entry.state
+        return DeviceGates(
+            userId: key.userID, deviceId: key.deviceID, status: state.status, provisional: state.provisional,
+            temporary: state.temporary, accuracy: state.effectiveAccuracy, version: entry.version,
+            decisions: features.map { state.decide($0, version: entry.version) })
+    }
+
+    public func deviceGate(_ key: StreamKey, feature featureKey: String) async throws(ServiceError) -> GateDecision {
+        guard let feature = try await catalog(key.appID).first(where: { $0.key == featureKey }) else {
+            throw ServiceError(.notFound, "no feature \(featureKey.prefix(128))")
+        }
+        let entry = try await device(key)
+        return entry.state.decide(feature, version: entry.version)
+    }
+
+    /// Every device of a user; a user with no devices is one device with no events.
+    public func userDevices(appID: UUID, userID: String) async throws(ServiceError) -> [(String, DeviceStateCache.Entry)] {
+        let stored = try await database {
+            try await pool.withConnection { connection in
+                try DeviceStateStore.loadUser(appID: appID, userID: userID, on: connection)
+            }
+        }
+        return stored.map { deviceID, entry in
+            let key = StreamKey(appID: appID, userID: userID, deviceID: deviceID)
+            if let cached = cache.entry(key), cached.version > entry.version { return (deviceID, cached) }
+            return (deviceID, entry)
+        }
+    }
+
+    public func userGates(appID: UUID, userID: String) async throws(ServiceError) -> UserGates {
+        let devices = try await userDevices(appID: appID, userID: userID)
+        let features = try await catalog(appID)
+        let verdicts = features.map { feature in
+            let perDevice = devices.map { deviceID, entry in
+                let decision = entry.state.decide(feature, version: entry.version)
+                return UserGates.DeviceVerdict(deviceId: deviceID, enabled: decision.enabled, reason: decision.reason, action: decision.action)
+            }
+            let enabled = devices.isEmpty
+                ? DeviceState().decide(feature, version: 0).enabled
+                : perDevice.contains { $0.enabled }
+            return UserGates.FeatureVerdict(feature: feature.key, enabled: enabled, devices: perDevice)
+        }
+        return UserGates(userId: userID, decisions: verdicts)
+    }
+
+    /// `POST /v1/gates/query`: many devices at once; misses load in one query.
+    public func query(appID: UUID, devices: [(userID: String, deviceID: String)], featureKeys: [String]?) async throws(ServiceError) -> [DeviceDecisions] {
+        guard devices.count <= Self.maxQueryDevices else {
+            throw ServiceError(.tooLarge, "a query holds at most \(Self.maxQueryDevices) devices")
+        }
+        let catalog = try await catalog(appID)
+        var selected = catalog
+        if let featureKeys {
+            selected = []
+            for key in featureKeys {
+                guard let feature = catalog.first(where: { $0.key == key }) else {
+                    throw ServiceError(.validationFailed, "features: no feature \(key.prefix(128))")
+                }
+                selected.append(feature)
+            }
+        }
+        let keys = devices.map { StreamKey(appID: appID, userID: $0.userID, deviceID: $0.deviceID) }
+        let missing = keys.filter { cache.entry($0) == nil }
+        if !missing.isEmpty {
+            let loaded = try await database {
+                try await pool.withConnection { connection in
+                    try DeviceStateStore.load(appID: appID, keys: missing, on: connection)
+                }
+            }
+            for (key, entry) in loaded { cache.store(key, version: entry.version, state: entry.state) }
+        }
+        return keys.map { key in
+            let entry = cache.entry(key) ?? DeviceStateCache.Entry(version: 0, state: DeviceState())
+            return DeviceDecisions(
+                userId: key.userID, deviceId: key.deviceID,
+                decisions: selected.map { entry.state.decide($0, version: entry.version) })
+        }
+    }
+
+    // MARK: - Audit
+
+    /// A stream's events in version order, all of them.
+    func allEvents(_ key: StreamKey) async throws(ServiceError) -> [RecordedEvent] {
+        var events: [RecordedEvent] = []
+        while true {
+            let after = events.last?.version ?? 0
+            let page = try await database { try await log.readStream(key, afterVersion: after, limit: 1000) }
+            events += page
+            if page.count < 1000 { return events }
+        }
+    }
+
+    /// The state after `version` events, or after the longest prefix whose events all occurred
+    /// at or before `asOf` (SPEC §5).
+    public func state(_ key: StreamKey, asOf: Date?, version: Int64?) async throws(ServiceError) -> StateView {
+        let events = try await allEvents(key)
+        if let version, version > Int64(events.count) {
+            throw ServiceError(.notFound, "the stream has \(events.count) events, not \(version)")
+        }
+        var state = DeviceState()
+        var reached: Int64 = 0
+        for recorded in events {
+            if let version, recorded.version > version { break }
+            if let asOf, recorded.occurredAt > asOf { break }
+            guard let event = Self.decode(recorded) else {
+                throw ServiceError(.internalError, "event \(recorded.version) of the stream could not be read")
+            }
+            _ = try? state.apply(event)
+            reached = recorded.version
+        }
+        let features = try await catalog(key.appID)
+        return StateView(version: reached, state: state, decisions: features.map { state.decide($0, version: reached) })
+    }
+
+    /// History, paged by version (SPEC §5): `limit` 100 by default, 1,000 at most.
+    public func history(_ key: StreamKey, afterVersion: Int64, limit: Int) async throws(ServiceError) -> HistoryPage {
+        let events = try await database { try await log.readStream(key, afterVersion: afterVersion, limit: limit + 1) }
+        let page = events.prefix(limit)
+        let entries = try page.map { recorded throws(ServiceError) -> HistoryPage.Entry in
+            do {
+                let outcome = try JSONText.decode(EventOutcome.self, recorded.outcome ?? "{}")
+                return HistoryPage.Entry(
+                    version: recorded.version, id: recorded.id.uuidString.lowercased(), type: recorded.type,
+                    data: try JSONText.decode(JSONValue.self, recorded.data),
+                    occurredAt: RFC3339.string(from: recorded.occurredAt), recordedAt: RFC3339.string(from: recorded.recordedAt),
+                    effects: outcome.effects, before: outcome.before, after: outcome.after)
+            } catch {
+                throw ServiceError(.internalError, "event \(recorded.version) of the stream could not be read")
+            }
+        }
+        return HistoryPage(entries: entries, nextAfterVersion: events.count > limit ? page.last?.version : nil)
+    }
+
+    /// The domain event of a stored one.
+    static func decode(_ recorded: RecordedEvent) -> LocationEvent? {
+        try? EventCoding.decodeEvent(#"{"type":"\#(recorded.type)","data":\#(recorded.data)}"#)
+    }
+}
+
+/// The `data` object of an event, as the log stores it.
+struct EventDataOnly: Encodable {
+    var event: LocationEvent
+
+    func encode(to encoder: any Encoder) throws {
+        // LocationEvent encodes {type, data}; the log keeps type in its own column.
+        struct Wrapper: Decodable { var data: JSONValue }
+        let full = try JSONText.encode(event)
+        let data = try JSONText.decode(Wrapper.self, full).data
+        try data.encode(to: encoder)
+    }
+}
