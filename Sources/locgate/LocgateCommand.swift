@@ -7,7 +7,10 @@ struct LocgateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "locgate",
         abstract: "LocationGate: Core Location authorization as an event-sourced backend.",
-        subcommands: [MigrateCommand.self, StatusCommand.self])
+        subcommands: [
+            ServeCommand.self, MigrateCommand.self, StatusCommand.self, AppsCommand.self, KeysCommand.self,
+            FeaturesCommand.self, SimulateCommand.self,
+        ])
 
     static func bootstrapLogging(level: Logger.Level) {
         LoggingSystem.bootstrap { label in

@@ -1,0 +1,122 @@
+import ArgumentParser
+import Foundation
+import LocationAuthorization
+import LocationGateService
+import Logging
+
+/// `locgate simulate`: drives a synthetic population through the real ingest path (the same
+/// projection and log as `POST /v1/events`), with a progress bar on standard error.
+struct SimulateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "simulate", abstract: "Append a realistic synthetic population of devices for an app.")
+
+    @OptionGroup var database: DatabaseOptions
+    @Option(help: "The app id") var app: String
+    @Option(help: "Devices to simulate (two per user)") var devices = 1000
+    @Option(help: "Random seed: the same seed gives the same population") var seed: UInt64 = 42
+    @Option(help: "Events per append") var batch = 500
+    @Option(help: "Appends in flight") var concurrency = 4
+    @Option(help: "First device index (to add to an earlier population)") var firstDevice = 0
+    @Flag(help: "No progress bar") var quiet = false
+
+    func validate() throws {
+        guard UUID(uuidString: app) != nil else { throw ValidationError("--app must be an app id (a UUID)") }
+        guard devices > 0, (1...GateService.maxBatchEvents).contains(batch), concurrency > 0 else {
+            throw ValidationError("--devices and --concurrency must be positive, --batch 1 to \(GateService.maxBatchEvents)")
+        }
+    }
+
+    func run() async throws {
+        guard let appID = UUID(uuidString: app) else { return }
+        let simulator = PopulationSimulator(seed: seed)
+        let progress = ProgressBar(total: devices, enabled: !quiet)
+        let clock = ContinuousClock()
+        let started = clock.now
+        let totals = try await withService(database, poolSize: concurrency + 1) { service in
+            try await Self.drive(service: service, appID: appID, simulator: simulator, devices: firstDevice..<(firstDevice + devices),
+                                 batch: batch, concurrency: concurrency, progress: progress)
+        }
+        progress.finish()
+        let elapsed = clock.now - started
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        try printJSON(SimulationReport(
+            devices: devices, events: totals, seconds: (seconds * 100).rounded() / 100,
+            eventsPerSecond: seconds > 0 ? Int(Double(totals) / seconds) : 0))
+    }
+
+    struct SimulationReport: Encodable {
+        var devices: Int
+        var events: Int
+        var seconds: Double
+        var eventsPerSecond: Int
+    }
+
+    static func drive(
+        service: GateService, appID: UUID, simulator: PopulationSimulator, devices: Range<Int>, batch: Int,
+        concurrency: Int, progress: ProgressBar
+    ) async throws -> Int {
+        // Batches of whole devices, so that every device's events arrive in order.
+        var batches: [([EventSubmission], Int)] = []
+        var current: [EventSubmission] = []
+        var currentDevices = 0
+        for index in devices {
+            let events = simulator.device(index)
+            if current.count + events.count > batch, !current.isEmpty {
+                batches.append((current, currentDevices))
+                current = []
+                currentDevices = 0
+            }
+            current += events
+            currentDevices += 1
+        }
+        if !current.isEmpty { batches.append((current, currentDevices)) }
+        var total = 0
+        try await withThrowingTaskGroup(of: (Int, Int).self) { group in
+            var next = 0
+            func submit() {
+                guard next < batches.count else { return }
+                let (events, deviceCount) = batches[next]
+                next += 1
+                group.addTask {
+                    let results = try await service.ingest(appID: appID, submissions: events)
+                    return (results.count, deviceCount)
+                }
+            }
+            for _ in 0..<concurrency { submit() }
+            while let (count, deviceCount) = try await group.next() {
+                total += count
+                progress.advance(by: deviceCount, events: total)
+                submit()
+            }
+        }
+        return total
+    }
+}
+
+/// A one-line progress bar on standard error.
+final class ProgressBar: @unchecked Sendable {
+    private let total: Int
+    private let enabled: Bool
+    private var done = 0
+    private let started = Date()
+
+    init(total: Int, enabled: Bool) {
+        self.total = max(1, total)
+        self.enabled = enabled
+    }
+
+    func advance(by count: Int, events: Int) {
+        done += count
+        guard enabled else { return }
+        let fraction = min(1, Double(done) / Double(total))
+        let width = 30
+        let filled = Int(fraction * Double(width))
+        let rate = Double(events) / max(0.001, Date().timeIntervalSince(started))
+        let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
+        FileHandle.standardError.write(Data("\r[\(bar)] \(Int(fraction * 100))% \(done)/\(total) devices, \(events) events, \(Int(rate)) events/s".utf8))
+    }
+
+    func finish() {
+        if enabled { FileHandle.standardError.write(Data("\n".utf8)) }
+    }
+}
