@@ -1,0 +1,99 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import LocationGateHTTP
+import LocationGateService
+import LocationGateTestSupport
+import NIOCore
+import PostgresClient
+import Testing
+
+/// Runs a test against the real router and a real database, with a fresh app.
+enum APIHarness {
+    static let adminToken = "test-admin-token"
+
+    static func run(
+        rateLimit: Double? = nil, _ body: @Sendable (APIClient) async throws -> Void
+    ) async throws {
+        let pool = try await TestDatabase.pool(size: 4)
+        let service = GateService(pool: pool, logger: TestDatabase.logger)
+        var configuration = ServerConfiguration()
+        configuration.adminToken = adminToken
+        configuration.rateLimit = rateLimit
+        let router = buildRouter(service: service, follower: nil, configuration: configuration, registry: nil)
+        let app = Application(router: router, logger: TestDatabase.logger)
+        do {
+            try await app.test(.router) { client in
+                let api = APIClient(client: client)
+                try await body(api)
+            }
+        } catch {
+            await pool.close()
+            throw error
+        }
+        await pool.close()
+    }
+}
+
+/// A reply with its JSON body parsed.
+struct Reply: @unchecked Sendable {
+    var status: HTTPResponse.Status
+    var headers: HTTPFields
+    var body: Data
+
+    var json: [String: Any] { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:] }
+    var errorCode: String? { (json["error"] as? [String: Any])?["code"] as? String }
+    var errorIndex: Int? { (json["error"] as? [String: Any])?["index"] as? Int }
+    var text: String { String(decoding: body, as: UTF8.self) }
+}
+
+/// HTTP calls with JSON bodies and keys.
+struct APIClient: Sendable {
+    let client: any TestClientProtocol
+
+    func call(
+        _ method: HTTPRequest.Method, _ path: String, key: String? = nil, json: String? = nil, headers: HTTPFields = [:]
+    ) async throws -> Reply {
+        var fields = headers
+        if let key { fields[.authorization] = "Bearer \(key)" }
+        if json != nil { fields[.contentType] = "application/json" }
+        return try await client.execute(
+            uri: path, method: method, headers: fields, body: json.map { ByteBuffer(string: $0) }
+        ) { response in
+            Reply(status: response.status, headers: response.headers, body: Data((response.body ?? ByteBuffer()).readableBytesView))
+        }
+    }
+
+    /// Creates an app and returns its id and admin key.
+    func createApp(_ name: String = "test") async throws -> (appID: String, adminKey: String) {
+        let reply = try await call(.post, "/v1/apps", key: APIHarness.adminToken, json: #"{"name": "\#(name)"}"#)
+        #expect(reply.status == .created)
+        return (reply.json["appId"] as? String ?? "", reply.json["apiKey"] as? String ?? "")
+    }
+
+    /// Creates a key of a scope with an admin key.
+    func createKey(_ adminKey: String, scope: String) async throws -> String {
+        let reply = try await call(.post, "/v1/keys", key: adminKey, json: #"{"scope": "\#(scope)"}"#)
+        #expect(reply.status == .created)
+        return reply.json["key"] as? String ?? ""
+    }
+
+    func putFeature(_ adminKey: String, _ key: String, _ definition: String) async throws {
+        let reply = try await call(.put, "/v1/features/\(key)", key: adminKey, json: definition)
+        #expect(reply.status == .created || reply.status == .ok, "\(reply.text)")
+    }
+
+    func append(_ key: String, _ events: [String]) async throws -> Reply {
+        try await call(.post, "/v1/events", key: key, json: #"{"events": [\#(events.joined(separator: ","))]}"#)
+    }
+}
+
+/// One event's JSON.
+func eventJSON(
+    _ type: String, _ data: String, user: String = "u-1", device: String = "d-1", id: UUID = UUID(),
+    at time: String = "2026-11-22T10:00:00Z", expectedVersion: Int? = nil
+) -> String {
+    let version = expectedVersion.map { #", "expectedVersion": \#($0)"# } ?? ""
+    return #"{"id": "\#(id.uuidString)", "userId": "\#(user)", "deviceId": "\#(device)", "occurredAt": "\#(time)", "type": "\#(type)", "data": \#(data)\#(version)}"#
+}

@@ -1,0 +1,82 @@
+import Foundation
+import HTTPTypes
+import Testing
+
+@Suite("HTTP: OFREP, health, metrics and rate limits")
+struct OFREPTests {
+    @Test("Single flag: device and user level, variant and reason always present")
+    func single() async throws {
+        try await APIHarness.run { api in
+            let admin = try await GatesTests.setUp(api)
+            let device = try await api.call(.post, "/ofrep/v1/evaluate/flags/arrival-lights", key: admin,
+                                            json: #"{"context": {"targetingKey": "u-1", "deviceId": "d-1"}}"#)
+            #expect(device.status == .ok)
+            #expect(device.json["value"] as? Bool == true && device.json["variant"] as? String == "enabled")
+            #expect(device.json["reason"] as? String == "TARGETING_MATCH" && device.json["key"] as? String == "arrival-lights")
+            #expect((device.json["metadata"] as? [String: Any])?["status"] as? String == "authorizedAlways")
+            let user = try await api.call(.post, "/ofrep/v1/evaluate/flags/nearby", key: admin, json: #"{"context": {"targetingKey": "nobody"}}"#)
+            #expect(user.json["value"] as? Bool == false && user.json["variant"] as? String == "disabled")
+            #expect((user.json["metadata"] as? [String: Any])?["action"] as? String == "requestWhenInUse")
+            // X-API-Key works too.
+            var headers = HTTPFields()
+            if let name = HTTPField.Name("X-API-Key") { headers[name] = admin }
+            let viaHeader = try await api.call(.post, "/ofrep/v1/evaluate/flags/nearby", json: #"{"context": {"targetingKey": "u-1"}}"#, headers: headers)
+            #expect(viaHeader.json["value"] as? Bool == true)
+        }
+    }
+
+    @Test("OFREP errors use OFREP's bodies: FLAG_NOT_FOUND, TARGETING_KEY_MISSING, INVALID_CONTEXT, PARSE_ERROR, 401")
+    func errors() async throws {
+        try await APIHarness.run { api in
+            let admin = try await GatesTests.setUp(api)
+            func check(_ path: String, _ body: String, _ status: HTTPResponse.Status, _ code: String, key: String? = nil) async throws {
+                let reply = try await api.call(.post, path, key: key ?? admin, json: body)
+                #expect(reply.status == status, "\(body)")
+                #expect(reply.json["errorCode"] as? String == code, "\(reply.text)")
+                #expect(reply.json["errorDetails"] is String)
+            }
+            try await check("/ofrep/v1/evaluate/flags/nope", #"{"context": {"targetingKey": "u-1"}}"#, .notFound, "FLAG_NOT_FOUND")
+            try await check("/ofrep/v1/evaluate/flags/nearby", #"{"context": {}}"#, .badRequest, "TARGETING_KEY_MISSING")
+            try await check("/ofrep/v1/evaluate/flags/nearby", #"{}"#, .badRequest, "TARGETING_KEY_MISSING")
+            try await check("/ofrep/v1/evaluate/flags/nearby", #"{"context": {"targetingKey": 7}}"#, .badRequest, "INVALID_CONTEXT")
+            try await check("/ofrep/v1/evaluate/flags/nearby", #"{"context": {"targetingKey": "u", "deviceId": ["x"]}}"#, .badRequest, "INVALID_CONTEXT")
+            try await check("/ofrep/v1/evaluate/flags/nearby", #"{"context""#, .badRequest, "PARSE_ERROR")
+            try await check("/ofrep/v1/evaluate/flags", #"{"context": {}}"#, .badRequest, "TARGETING_KEY_MISSING")
+            let unauthorized = try await api.call(.post, "/ofrep/v1/evaluate/flags/nearby", json: #"{"context": {"targetingKey": "u"}}"#)
+            #expect(unauthorized.status == .unauthorized)
+        }
+    }
+
+    @Test("Bulk: every flag, with an ETag; If-None-Match gives 304 until something changes")
+    func bulk() async throws {
+        try await APIHarness.run { api in
+            let admin = try await GatesTests.setUp(api)
+            let context = #"{"context": {"targetingKey": "u-1", "deviceId": "d-1"}}"#
+            let first = try await api.call(.post, "/ofrep/v1/evaluate/flags", key: admin, json: context)
+            let flags = first.json["flags"] as? [[String: Any]] ?? []
+            #expect(flags.compactMap { $0["key"] as? String } == ["arrival-lights", "nearby"])
+            #expect(flags.allSatisfy { $0["variant"] is String && $0["reason"] as? String == "TARGETING_MATCH" })
+            let etag = try #require(first.headers[.eTag])
+            let same = try await api.call(.post, "/ofrep/v1/evaluate/flags", key: admin, json: context, headers: [.ifNoneMatch: etag])
+            #expect(same.status == .notModified && same.body.isEmpty)
+            _ = try await api.append(admin, [eventJSON("settingsChanged", #"{"authorization": "never"}"#)])
+            let changed = try await api.call(.post, "/ofrep/v1/evaluate/flags", key: admin, json: context, headers: [.ifNoneMatch: etag])
+            #expect(changed.status == .ok && changed.headers[.eTag] != etag)
+        }
+    }
+
+    @Test("Health and metrics need no key; per-key limits answer 429 with Retry-After")
+    func healthAndLimits() async throws {
+        try await APIHarness.run(rateLimit: 1) { api in
+            #expect(try await api.call(.get, "/healthz").status == .ok)
+            #expect(try await api.call(.get, "/metrics").status == .ok)
+            let (_, admin) = try await api.createApp()
+            #expect(try await api.call(.get, "/v1/features", key: admin).status == .ok)
+            let limited = try await api.call(.get, "/v1/features", key: admin)
+            #expect(limited.status == .tooManyRequests && limited.errorCode == "rateLimited")
+            #expect(limited.headers[.retryAfter].flatMap(Int.init) == 1)
+            let ofrep = try await api.call(.post, "/ofrep/v1/evaluate/flags", key: admin, json: #"{"context": {"targetingKey": "u"}}"#)
+            #expect(ofrep.status == .tooManyRequests && ofrep.headers[.retryAfter] != nil)
+        }
+    }
+}
