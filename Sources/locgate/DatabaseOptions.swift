@@ -9,6 +9,9 @@ struct DatabaseOptions: ParsableArguments {
     @Option(name: .customLong("database-url"), help: "libpq connection string or URI (default: $LOCGATE_DATABASE_URL)")
     var databaseURL: String?
 
+    @Option(name: .customLong("database-name"), help: "Use this database on the server the URL names")
+    var databaseName: String?
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical")
     var logLevel: String = "info"
 
@@ -29,6 +32,8 @@ struct DatabaseOptions: ParsableArguments {
 
     func makePool(size: Int, logger: Logger) throws -> PostgresConnectionPool {
         guard let url = resolvedURL else { throw ValidationError("no database URL") }
-        return PostgresConnectionPool(configuration: PostgresConfiguration(connectionString: url), size: size, logger: logger)
+        var configuration = PostgresConfiguration(connectionString: url)
+        if let databaseName { configuration = configuration.with("dbname", databaseName) }
+        return PostgresConnectionPool(configuration: configuration, size: size, logger: logger)
     }
 }

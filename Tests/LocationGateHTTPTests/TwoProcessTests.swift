@@ -1,0 +1,122 @@
+import Foundation
+import LocationGateTestSupport
+import PostgresClient
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Two `locgate serve` processes on one database: what one appends, the other's in-memory gate
+/// shows within 100 ms (LISTEN/NOTIFY, SPEC "kept coherent across several server processes").
+@Suite("Two server processes stay coherent")
+struct TwoProcessTests {
+    /// The `locgate` binary that `swift build --build-tests` made beside the test bundle.
+    static var binary: URL {
+        if let path = ProcessInfo.processInfo.environment["LOCGATE_BINARY"] { return URL(fileURLWithPath: path) }
+        return Bundle.main.bundleURL.appendingPathComponent("locgate")
+    }
+
+    final class Server: @unchecked Sendable {
+        let process = Process()
+        let port: Int
+
+        init(port: Int, databaseURL: String, databaseName: String) throws {
+            self.port = port
+            process.executableURL = TwoProcessTests.binary
+            process.arguments = ["serve", "--port", String(port), "--database-url", databaseURL, "--database-name", databaseName,
+                                 "--log-level", "warning"]
+            var environment = ProcessInfo.processInfo.environment
+            environment["LOCGATE_ADMIN_TOKEN"] = "two-process-admin"
+            process.environment = environment
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+        }
+
+        func stop() {
+            if process.isRunning {
+                process.terminate()
+                process.waitUntilExit()
+            }
+        }
+    }
+
+    static func request(_ method: String, _ port: Int, _ path: String, key: String? = nil, json: String? = nil) async throws -> (Int, [String: Any]) {
+        guard let url = URL(string: "http://127.0.0.1:\(port)\(path)") else { return (0, [:]) }
+        var request = URLRequest(url: url)
+        request.httpMethod = method
+        if let key { request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization") }
+        if let json {
+            request.httpBody = Data(json.utf8)
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        return (status, (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:])
+    }
+
+    static func waitReady(_ port: Int) async throws {
+        for _ in 0..<200 {
+            if let (status, _) = try? await request("GET", port, "/readyz"), status == 200 { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        Issue.record("server on port \(port) did not become ready")
+    }
+
+    @Test("An append through one process is in the other's gate within 100 ms")
+    func coherence() async throws {
+        #expect(FileManager.default.isExecutableFile(atPath: Self.binary.path), "build locgate first: \(Self.binary.path)")
+        let configuration = try await TestDatabase.configuration()
+        let url = try TestDatabase.serverConfiguration().connectionString
+        let name = configuration.overrides["dbname"] ?? ""
+        let base = 20_000 + Int.random(in: 0..<20_000)
+        let first = try Server(port: base, databaseURL: url, databaseName: name)
+        let second = try Server(port: base + 1, databaseURL: url, databaseName: name)
+        defer {
+            first.stop()
+            second.stop()
+        }
+        try await Self.waitReady(first.port)
+        try await Self.waitReady(second.port)
+
+        let (_, app) = try await Self.request("POST", first.port, "/v1/apps", key: "two-process-admin", json: #"{"name": "two"}"#)
+        let key = app["apiKey"] as? String ?? ""
+        let (created, _) = try await Self.request("PUT", first.port, "/v1/features/nearby", key: key, json: #"{"requires": "whenInUse"}"#)
+        #expect(created == 201)
+        // The second process caches the device (notDetermined) and the catalog.
+        let (_, before) = try await Self.request("GET", second.port, "/v1/users/u/devices/d/gates/nearby", key: key)
+        #expect(before["reason"] as? String == "notDetermined")
+
+        let clock = ContinuousClock()
+        for round in 1...5 {
+            let events = round == 1
+                ? #"[{"id": "\#(UUID())", "userId": "u", "deviceId": "d", "occurredAt": "2026-11-22T10:00:00Z", "type": "authorizationRequested", "data": {"request": "whenInUse"}}]"#
+                : #"[{"id": "\#(UUID())", "userId": "u", "deviceId": "d", "occurredAt": "2026-11-22T10:00:00Z", "type": "locationServicesChanged", "data": {"enabled": \#(round % 2 == 0 ? "false" : "true")}}]"#
+            let (status, _) = try await Self.request("POST", first.port, "/v1/events", key: key, json: #"{"events": \#(events)}"#)
+            #expect(status == 200)
+            let acknowledged = clock.now
+            var seen = false
+            while clock.now - acknowledged < .seconds(2) {
+                let (_, gate) = try await Self.request("GET", second.port, "/v1/users/u/devices/d/gates/nearby", key: key)
+                if gate["version"] as? Int == round {
+                    seen = true
+                    break
+                }
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            let elapsed = clock.now - acknowledged
+            #expect(seen && elapsed < .milliseconds(100), "round \(round): seen \(seen) after \(elapsed)")
+        }
+
+        // A feature added through the first process reaches the second's catalog too.
+        _ = try await Self.request("PUT", first.port, "/v1/features/later", key: key, json: #"{"requires": "always"}"#)
+        let added = clock.now
+        var found = false
+        while clock.now - added < .seconds(2) && !found {
+            let (status, _) = try await Self.request("GET", second.port, "/v1/users/u/devices/d/gates/later", key: key)
+            found = status == 200
+            if !found { try await Task.sleep(for: .milliseconds(2)) }
+        }
+        #expect(found && clock.now - added < .milliseconds(100))
+    }
+}
