@@ -29,7 +29,8 @@ struct SimulateCommand: AsyncParsableCommand {
     func run() async throws {
         guard let appID = UUID(uuidString: app) else { return }
         let simulator = PopulationSimulator(seed: seed)
-        let progress = ProgressBar(total: devices, enabled: !quiet)
+        // The bar redraws one line: only on a terminal; logs and CI get the final report alone.
+        let progress = ProgressBar(total: devices, enabled: !quiet && isatty(STDERR_FILENO) == 1)
         let clock = ContinuousClock()
         let started = clock.now
         let totals = try await withService(database, poolSize: concurrency + 1) { service in
