@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import LocationGateSchema
 import LocationGateService
+import Metrics
 import Prometheus
 
 /// `/healthz` (the process is up), `/readyz` (database, migrations, cache following the log)
@@ -20,6 +21,12 @@ struct HealthRoutes {
         router.get("/metrics") { _, _ -> Response in
             guard let registry else {
                 return JSONResponse.make(.ok, data: Data(), contentType: "text/plain; version=0.0.4")
+            }
+            // Gauges read at scrape time: the cache size, and the projection lag (events
+            // committed but not yet readable in global order, which followers wait on).
+            Gauge(label: "locgate_devices_cached").record(service.cache.count)
+            if let lag = try? await service.log.health().unreadableEvents {
+                Gauge(label: "locgate_projection_lag_events").record(lag)
             }
             return JSONResponse.make(.ok, data: Data(registry.emitToBuffer()), contentType: "text/plain; version=0.0.4")
         }

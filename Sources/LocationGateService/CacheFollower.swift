@@ -16,7 +16,6 @@ public final class CacheFollower: Service, Sendable {
     private let logger: Logger
     private let pollInterval: Duration
     private let state = Mutex<(started: Bool, lastRead: ContinuousClock.Instant?)>((false, nil))
-    private let devicesCached = Gauge(label: "locgate_devices_cached")
 
     public init(service: GateService, pollInterval: Duration = .milliseconds(500), logger: Logger) {
         self.service = service
@@ -50,7 +49,6 @@ public final class CacheFollower: Service, Sendable {
             } else {
                 service.cache.remove(recorded.stream)
             }
-            devicesCached.record(service.cache.count)
         }
     }
 

@@ -1,5 +1,11 @@
 import Foundation
 import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import LocationGateHTTP
+import LocationGateService
+import LocationGateTestSupport
+import PostgresClient
 import Testing
 
 @Suite("HTTP: OFREP, health, metrics and rate limits")
@@ -78,5 +84,29 @@ struct OFREPTests {
             let ofrep = try await api.call(.post, "/ofrep/v1/evaluate/flags", key: admin, json: #"{"context": {"targetingKey": "u"}}"#)
             #expect(ofrep.status == .tooManyRequests && ofrep.headers[.retryAfter] != nil)
         }
+    }
+}
+
+@Suite("HTTP: an unreachable database")
+struct DatabaseDownTests {
+    @Test("Every data endpoint answers 503 databaseUnavailable when PostgreSQL cannot be reached")
+    func unavailable() async throws {
+        let configuration = PostgresConfiguration(connectionString: "postgresql://nobody@127.0.0.1:1/none?connect_timeout=2")
+        let pool = PostgresConnectionPool(configuration: configuration, size: 1, logger: TestDatabase.logger)
+        let service = GateService(pool: pool, logger: TestDatabase.logger)
+        var server = ServerConfiguration()
+        server.adminToken = APIHarness.adminToken
+        let app = Application(router: buildRouter(service: service, follower: nil, configuration: server, registry: nil), logger: TestDatabase.logger)
+        try await app.test(.router) { client in
+            let api = APIClient(client: client)
+            let created = try await api.call(.post, "/v1/apps", key: APIHarness.adminToken, json: #"{"name": "x"}"#)
+            #expect(created.status == .serviceUnavailable && created.errorCode == "databaseUnavailable")
+            let withKey = try await api.call(.get, "/v1/features", key: "lg_any")
+            #expect(withKey.status == .serviceUnavailable && withKey.errorCode == "databaseUnavailable")
+            let ready = try await api.call(.get, "/readyz")
+            #expect(ready.status == .serviceUnavailable && ready.json["database"] as? Bool == false)
+            #expect(try await api.call(.get, "/healthz").status == .ok)
+        }
+        await pool.close()
     }
 }
