@@ -131,8 +131,11 @@ public struct EventLog: Sendable {
                         \(PostgresArray(heads.map { $0.1 }))) AS heads(u, d, v)
             WHERE streams.app_id = \(appID) AND streams.user_id = heads.u AND streams.device_id = heads.d
             """)
-        // 7. Wake subscribers; NOTIFY is delivered at commit, never for a rolled-back batch.
-        try connection.query("SELECT pg_notify(\(notificationChannel), \(appID.uuidString.lowercased()))")
+        // 7. Tell listeners which streams moved; NOTIFY is delivered at commit, never for a
+        //    rolled-back batch. Payloads stay under PostgreSQL's 8000-byte limit.
+        for payload in StreamChange.payloads(heads.map { StreamChange(stream: $0.0, version: $0.1) }) {
+            try connection.query("SELECT pg_notify(\(notificationChannel), \(payload))")
+        }
         var results: [AppendResult] = []
         results.reserveCapacity(events.count)
         var plannedByIndex: [Int: Int64] = [:]

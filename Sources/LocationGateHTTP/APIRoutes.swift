@@ -23,6 +23,30 @@ struct APIRoutes {
         router.post("/v1/gates/query", use: queryGates)
         router.get("/v1/users/:user/devices/:device/history", use: history)
         router.get("/v1/users/:user/devices/:device/state", use: state)
+        router.get("/v1/analytics/:kind", use: analytics)
+    }
+
+    // MARK: - Analytics
+
+    @Sendable func analytics(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.require(.read)
+        guard let kind = context.parameters.get("kind").flatMap(AnalyticsQuery.Kind.init(rawValue:)) else {
+            throw APIError(.notFound, "analytics are prompts, statuses, escalations or settings")
+        }
+        let parameters = request.uri.queryParameters
+        let query = try call {
+            AnalyticsQuery(
+                kind: kind, appID: identity.appID,
+                groupBy: try AnalyticsQuery.parseGroupBy(parameters.get("groupBy")),
+                from: try AnalyticsQuery.parseTime(parameters.get("from"), "from"),
+                to: try AnalyticsQuery.parseTime(parameters.get("to"), "to"))
+        }
+        let rows = try await call { try await service.analytics(query) }
+        if request.headers[.accept]?.contains("text/csv") == true {
+            let csv = AnalyticsFormat.csv(rows, kind: kind, groupBy: query.groupBy)
+            return JSONResponse.make(.ok, data: Data(csv.utf8), contentType: "text/csv; charset=utf-8")
+        }
+        return JSONResponse.make(.ok, data: try AnalyticsFormat.json(rows))
     }
 
     // MARK: - Apps and keys
@@ -216,6 +240,15 @@ func decode<Value: Decodable>(_ type: Value.Type, _ data: Data) throws -> Value 
         return try EventCoding.decode(type, from: data)
     } catch {
         throw APIError(error.kind == .malformedJSON ? .malformedJSON : .invalidRequest, error.message)
+    }
+}
+
+/// Runs a synchronous service step, mapping its typed error to HTTP.
+func call<T>(_ body: () throws -> T) throws -> T {
+    do {
+        return try body()
+    } catch let error as ServiceError {
+        throw APIError(error)
     }
 }
 

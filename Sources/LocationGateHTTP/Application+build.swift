@@ -33,7 +33,7 @@ public func buildApplication(
     return Application(
         router: router,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "locgate"),
-        services: [follower],
+        services: [follower, AnalyticsRollup(pool: service.pool, logger: logger)],
         logger: logger)
 }
 

@@ -22,51 +22,72 @@ final class DeviceProjector: AppendProjector {
 
     func project(_ appends: [StreamAppend], on connection: PostgresConnection) throws -> [[String?]] {
         guard let appID = appends.first?.stream.appID else { return [] }
-        var current = try DeviceStateStore.load(appID: appID, keys: appends.map(\.stream), on: connection)
+        let current = try DeviceStateStore.load(appID: appID, keys: appends.map(\.stream), on: connection)
         var outcomes: [[String?]] = []
-        var written: [(StreamKey, Int64, DeviceState)] = []
+        var written: [DeviceStateStore.Row] = []
         for append in appends {
-            var state = current[append.stream]?.state ?? DeviceState()
+            var device = current[append.stream] ?? DeviceStateStore.Row(key: append.stream, version: 0, state: DeviceState(), milestones: [])
             var streamOutcomes: [String?] = []
             for planned in append.events {
                 guard let event = events[planned.index] else {
                     throw ServiceError(.invalidRequest, "event \(planned.index) was not decoded", index: planned.index)
                 }
-                let before = state.summary
-                let effects: [Effect]
+                let outcome: EventOutcome
                 do {
-                    effects = try state.apply(event)
+                    outcome = try Self.apply(event, to: &device)
                 } catch {
                     throw EventLogError.rejected(index: planned.index, reason: error)
                 }
-                streamOutcomes.append(try JSONText.encode(EventOutcome(effects: effects, before: before, after: state.summary)))
+                streamOutcomes.append(try JSONText.encode(outcome))
             }
-            let version = append.events.last?.version ?? append.previousVersion
-            current[append.stream] = DeviceStateCache.Entry(version: version, state: state)
-            written.append((append.stream, version, state))
+            device.version = append.events.last?.version ?? append.previousVersion
+            written.append(device)
             outcomes.append(streamOutcomes)
         }
-        try DeviceStateStore.save(appID: appID, written.map { ($0.0, $0.1, $0.2) }, on: connection)
-        projected.withLock { $0 = written }
+        try DeviceStateStore.save(appID: appID, written, on: connection)
+        projected.withLock { $0 = written.map { ($0.key, $0.version, $0.state) } }
         return outcomes
+    }
+}
+
+extension DeviceProjector {
+    /// Applies one event to a device: the reducer, then the analytics of the transition. The
+    /// replay uses the same function, so a rebuild computes exactly what appends computed.
+    static func apply(_ event: LocationEvent, to device: inout DeviceStateStore.Row) throws(AuthorizationRejection) -> EventOutcome {
+        let before = device.state
+        let effects = try device.state.apply(event)
+        let reached = DeviceMilestones.reached(before: before, after: device.state, effects: effects)
+        let new = reached.subtracting(device.milestones)
+        device.milestones.formUnion(reached)
+        let analytics = EventAnalytics.make(event: event, before: before, after: device.state, effects: effects, newMilestones: new)
+        return EventOutcome(effects: effects, before: before.summary, after: device.state.summary, analytics: analytics)
     }
 }
 
 /// Reads and writes the `device_states` projection.
 public enum DeviceStateStore {
-    static func load(appID: UUID, keys: [StreamKey], on connection: PostgresConnection) throws -> [StreamKey: DeviceStateCache.Entry] {
+    /// One device as the projection holds it.
+    public struct Row: Sendable, Hashable {
+        public var key: StreamKey
+        public var version: Int64
+        public var state: DeviceState
+        public var milestones: DeviceMilestones
+    }
+
+    static func load(appID: UUID, keys: [StreamKey], on connection: PostgresConnection) throws -> [StreamKey: Row] {
         let rows = try connection.query(
             """
-            SELECT s.user_id, s.device_id, s.version, s.state::text FROM device_states s
+            SELECT s.user_id, s.device_id, s.version, s.state::text, s.milestones FROM device_states s
             JOIN unnest(\(PostgresArray(keys.map(\.userID))), \(PostgresArray(keys.map(\.deviceID)))) AS k(u, d)
               ON s.user_id = k.u AND s.device_id = k.d
             WHERE s.app_id = \(appID)
             """)
-        var states: [StreamKey: DeviceStateCache.Entry] = [:]
+        var states: [StreamKey: Row] = [:]
         for row in rows {
             let key = StreamKey(appID: appID, userID: try row.decode(0), deviceID: try row.decode(1))
-            states[key] = DeviceStateCache.Entry(
-                version: try row.decode(2), state: try JSONText.decode(DeviceState.self, try row.decode(3)))
+            states[key] = Row(
+                key: key, version: try row.decode(2), state: try JSONText.decode(DeviceState.self, try row.decode(3)),
+                milestones: DeviceMilestones(rawValue: try row.decode(4)))
         }
         return states
     }
@@ -83,25 +104,28 @@ public enum DeviceStateStore {
         }
     }
 
-    static func save(appID: UUID, _ states: [(StreamKey, Int64, DeviceState)], on connection: PostgresConnection) throws {
-        guard !states.isEmpty else { return }
-        let texts = try states.map { try JSONText.encode($0.2) }
+    /// Upserts devices of one app.
+    public static func save(appID: UUID, _ devices: [Row], on connection: PostgresConnection) throws {
+        guard !devices.isEmpty else { return }
+        let texts = try devices.map { try JSONText.encode($0.state) }
         try connection.query(
             """
-            INSERT INTO device_states (app_id, user_id, device_id, version, state, status, provisional, platform, os_major, app_version)
-            SELECT \(appID), u, d, v, s, st, p, pl, om, av
-            FROM unnest(\(PostgresArray(states.map { $0.0.userID })), \(PostgresArray(states.map { $0.0.deviceID })),
-                        \(PostgresArray(states.map { $0.1 })), \(PostgresArray(json: texts)),
-                        \(PostgresArray(states.map { $0.2.status.rawValue })),
-                        \(PostgresArray(states.map { $0.2.provisional ? "t" : "f" }, typeOID: PostgresType.boolArray)),
-                        \(PostgresArray(states.map { $0.2.context.platform?.rawValue }, typeOID: PostgresType.textArray)),
-                        \(PostgresArray(states.map { $0.2.context.osVersion.map { String($0.major) } }, typeOID: PostgresType.int8Array)),
-                        \(PostgresArray(states.map { $0.2.context.appVersion }, typeOID: PostgresType.textArray)))
-                AS n(u, d, v, s, st, p, pl, om, av)
+            INSERT INTO device_states (app_id, user_id, device_id, version, state, status, provisional, platform, os_major, app_version, milestones)
+            SELECT \(appID), u, d, v, s, st, p, pl, om, av, m
+            FROM unnest(\(PostgresArray(devices.map { $0.key.userID })), \(PostgresArray(devices.map { $0.key.deviceID })),
+                        \(PostgresArray(devices.map { $0.version })), \(PostgresArray(json: texts)),
+                        \(PostgresArray(devices.map { $0.state.status.rawValue })),
+                        \(PostgresArray(devices.map { $0.state.provisional ? "t" : "f" }, typeOID: PostgresType.boolArray)),
+                        \(PostgresArray(devices.map { $0.state.context.platform?.rawValue }, typeOID: PostgresType.textArray)),
+                        \(PostgresArray(devices.map { $0.state.context.osVersion.map { String($0.major) } }, typeOID: PostgresType.int8Array)),
+                        \(PostgresArray(devices.map { $0.state.context.appVersion }, typeOID: PostgresType.textArray)),
+                        \(PostgresArray(devices.map { Int64($0.milestones.rawValue) })))
+                AS n(u, d, v, s, st, p, pl, om, av, m)
             ON CONFLICT (app_id, user_id, device_id) DO UPDATE SET
                 version = excluded.version, state = excluded.state, status = excluded.status,
                 provisional = excluded.provisional, platform = excluded.platform, os_major = excluded.os_major,
-                app_version = excluded.app_version, updated_at = now()
+                app_version = excluded.app_version, milestones = excluded.milestones, updated_at = now()
+            WHERE device_states.version <= excluded.version
             """)
     }
 }

@@ -8,8 +8,8 @@ import Synchronization
 /// Entries only move forward: a state is stored only if its version is newer than what the
 /// cache holds. The writing process stores what its append computed; other processes follow
 /// the log (`CacheFollower`) and fold each event onto the cached state with the same pure
-/// reducer, which gives exactly the state the writer stored. A gap drops the entry, and the next
-/// read loads it from `device_states`.
+/// reducer, or drop the entry when notified of a newer version (`CacheFollower`); the next read
+/// then loads it from `device_states`.
 public final class DeviceStateCache: Sendable {
     public struct Entry: Sendable {
         public var version: Int64
@@ -68,6 +68,17 @@ public final class DeviceStateCache: Sendable {
             entries[key] = Entry(version: version, state: state)
             return true
         }
+    }
+
+    /// Drops an entry older than `version` (another process moved the stream).
+    public func removeIfOlder(_ key: StreamKey, than version: Int64) {
+        shards[shard(key)].withLock { entries in
+            if let current = entries[key], current.version < version { entries[key] = nil }
+        }
+    }
+
+    public func removeAll() {
+        for shard in shards { shard.withLock { $0 = [:] } }
     }
 
     public func remove(_ key: StreamKey) {

@@ -6,11 +6,14 @@ public struct EventOutcome: Sendable, Hashable, Codable {
     public var effects: [Effect]
     public var before: StatusSummary
     public var after: StatusSummary
+    /// What analytics count of this event (SPEC §6).
+    public var analytics: EventAnalytics?
 
-    public init(effects: [Effect], before: StatusSummary, after: StatusSummary) {
+    public init(effects: [Effect], before: StatusSummary, after: StatusSummary, analytics: EventAnalytics? = nil) {
         self.effects = effects
         self.before = before
         self.after = after
+        self.analytics = analytics
     }
 }
 

@@ -135,9 +135,9 @@ public final class GateService: Sendable {
                 try DeviceStateStore.load(appID: key.appID, keys: [key], on: connection)
             }
         }
-        guard let entry = loaded[key] else { return DeviceStateCache.Entry(version: 0, state: DeviceState()) }
-        cache.store(key, version: entry.version, state: entry.state)
-        return entry
+        guard let row = loaded[key] else { return DeviceStateCache.Entry(version: 0, state: DeviceState()) }
+        cache.store(key, version: row.version, state: row.state)
+        return DeviceStateCache.Entry(version: row.version, state: row.state)
     }
 
     func catalog(_ appID: UUID) async throws(ServiceError) -> [Feature] {
@@ -216,7 +216,7 @@ public final class GateService: Sendable {
                     try DeviceStateStore.load(appID: appID, keys: missing, on: connection)
                 }
             }
-            for (key, entry) in loaded { cache.store(key, version: entry.version, state: entry.state) }
+            for (key, row) in loaded { cache.store(key, version: row.version, state: row.state) }
         }
         return keys.map { key in
             let entry = cache.entry(key) ?? DeviceStateCache.Entry(version: 0, state: DeviceState())

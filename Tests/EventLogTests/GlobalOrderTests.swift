@@ -19,21 +19,26 @@ struct GlobalOrderTests {
         let appID = try await TestDatabase.makeApp(pool)
         let log = EventLog(pool: pool, logger: TestDatabase.logger)
         let start = try await Self.currentEnd(pool)
-        let done = Mutex(false)
+
+        let horizonTarget = Mutex<String?>(nil)
 
         async let seen: [RecordedEvent] = {
             var position = start
             var seen: [RecordedEvent] = []
-            var finishedPasses = 0
-            while finishedPasses < 2 {
-                let finished = done.withLock { $0 }
+            while true {
+                // The horizon is checked before the read, so an empty page after it means done.
+                let target = horizonTarget.withLock { $0 }
+                var passed = false
+                if let target { passed = try await Self.horizonPassed(pool, target) }
                 let page = try await log.read(after: position, limit: 37)
                 seen += page.filter { $0.stream.appID == appID }
                 // Pages strictly advance: a reader that went back would see events twice.
                 #expect(zip(page, page.dropFirst()).allSatisfy { $0.logPosition < $1.logPosition })
                 #expect(page.first.map { $0.logPosition > position } ?? true)
                 if let last = page.last { position = last.logPosition }
-                if page.isEmpty { finishedPasses = finished ? finishedPasses + 1 : 0 }
+                // Done once the writers are done, every transaction that was running then has
+                // ended (other tests' too), and a page comes back empty.
+                if page.isEmpty && passed { break }
             }
             return seen
         }()
@@ -58,7 +63,8 @@ struct GlobalOrderTests {
             }
             try await group.waitForAll()
         }
-        done.withLock { $0 = true }
+        let target = try await pool.query("SELECT pg_snapshot_xmax(pg_current_snapshot())::text").first?.decode(0, as: String.self)
+        horizonTarget.withLock { $0 = target ?? "0" }
         let events = try await seen
         let expected = writers * batchesPerWriter * 3
         #expect(events.count == expected)
@@ -97,6 +103,11 @@ struct GlobalOrderTests {
         #expect(late.map(\.stream.userID) == ["slow", "fast"])
         await slowPool.close()
         await pool.close()
+    }
+
+    /// Whether every transaction older than `target` (an xid8) has ended.
+    static func horizonPassed(_ pool: PostgresConnectionPool, _ target: String) async throws -> Bool {
+        try await pool.query("SELECT pg_snapshot_xmin(pg_current_snapshot()) >= \(target)::xid8").first?.decode(0) ?? false
     }
 
     /// The position after the last readable event, so a test reads only what it writes.

@@ -1,0 +1,40 @@
+import Foundation
+
+/// A stream that an append moved to a new version: what the append's NOTIFY carries, so that
+/// listeners (the gate caches of other processes) learn of the change the moment it commits,
+/// without waiting for the global order's horizon.
+public struct StreamChange: Sendable, Hashable {
+    public var stream: StreamKey
+    public var version: Int64
+
+    public init(stream: StreamKey, version: Int64) {
+        self.stream = stream
+        self.version = version
+    }
+
+    /// Payloads of at most `limit` bytes: one line per stream, `app<TAB>user<TAB>device<TAB>version`.
+    /// (Stream ids never hold tabs or newlines: the API allows `[A-Za-z0-9._:@-]` only.)
+    static func payloads(_ changes: [StreamChange], limit: Int = 7900) -> [String] {
+        var payloads: [String] = []
+        var current = ""
+        for change in changes {
+            let line = "\(change.stream.appID.uuidString.lowercased())\t\(change.stream.userID)\t\(change.stream.deviceID)\t\(change.version)\n"
+            if !current.isEmpty && current.utf8.count + line.utf8.count > limit {
+                payloads.append(current)
+                current = ""
+            }
+            current += line
+        }
+        if !current.isEmpty { payloads.append(current) }
+        return payloads
+    }
+
+    /// The changes in a payload; lines that do not parse are skipped.
+    public static func parse(_ payload: String) -> [StreamChange] {
+        payload.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+            guard fields.count == 4, let appID = UUID(uuidString: String(fields[0])), let version = Int64(fields[3]) else { return nil }
+            return StreamChange(stream: StreamKey(appID: appID, userID: String(fields[1]), deviceID: String(fields[2])), version: version)
+        }
+    }
+}

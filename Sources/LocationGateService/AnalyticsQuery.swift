@@ -1,0 +1,259 @@
+import Foundation
+import LocationAuthorization
+import PostgresClient
+
+/// The four analytics of SPEC §6, read from the rollups (and, for the status distribution, from
+/// the device projection), grouped and filtered.
+public struct AnalyticsQuery: Sendable {
+    public enum Kind: String, Sendable, CaseIterable {
+        case prompts, statuses, escalations, settings
+    }
+
+    public enum Dimension: String, Sendable, CaseIterable {
+        case day, week, platform, osMajor, appVersion
+
+        var column: String {
+            switch self {
+            case .day: "day"
+            case .week: "date_trunc('week', day)::date"
+            case .platform: "platform"
+            case .osMajor: "os_major"
+            case .appVersion: "app_version"
+            }
+        }
+
+        /// In `device_states`, where context columns may be NULL.
+        var deviceColumn: String? {
+            switch self {
+            case .day, .week: nil
+            case .platform: "coalesce(platform, 'unknown')"
+            case .osMajor: "coalesce(os_major, 0)"
+            case .appVersion: "coalesce(app_version, 'unknown')"
+            }
+        }
+    }
+
+    public var kind: Kind
+    public var appID: UUID
+    public var groupBy: [Dimension]
+    /// Inclusive, by UTC day of `occurredAt`.
+    public var from: Date?
+    public var to: Date?
+
+    public init(kind: Kind, appID: UUID, groupBy: [Dimension] = [], from: Date? = nil, to: Date? = nil) {
+        self.kind = kind
+        self.appID = appID
+        self.groupBy = groupBy
+        self.from = from
+        self.to = to
+    }
+
+    /// Parses `groupBy=platform,week`; day and week together, or a repeated field, are invalid.
+    public static func parseGroupBy(_ text: String?) throws(ServiceError) -> [Dimension] {
+        guard let text, !text.isEmpty else { return [] }
+        var dimensions: [Dimension] = []
+        for name in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+            guard let dimension = Dimension(rawValue: name) else {
+                throw ServiceError(.invalidRequest, "groupBy: \(name.prefix(32)) is not one of day, week, platform, osMajor, appVersion")
+            }
+            guard !dimensions.contains(dimension) else { throw ServiceError(.invalidRequest, "groupBy: \(name) twice") }
+            dimensions.append(dimension)
+        }
+        if dimensions.contains(.day) && dimensions.contains(.week) {
+            throw ServiceError(.invalidRequest, "groupBy: day or week, not both")
+        }
+        return dimensions
+    }
+
+    /// Parses `from` / `to`: an RFC 3339 time or a date.
+    public static func parseTime(_ text: String?, _ name: String) throws(ServiceError) -> Date? {
+        guard let text else { return nil }
+        if let date = RFC3339.date(from: text) { return date }
+        if let date = RFC3339.date(from: text + "T00:00:00Z") { return date }
+        throw ServiceError(.invalidRequest, "\(name): not an RFC 3339 time or a date")
+    }
+
+    /// One result row: the group's fields, then the metrics, in column order.
+    public typealias Row = [(String, JSONValue)]
+
+    public func run(on connection: PostgresConnection) throws -> [Row] {
+        switch kind {
+        case .statuses: return try statuses(on: connection)
+        case .prompts: return try prompts(on: connection)
+        case .escalations: return try counters(metric: "milestone", fields: DeviceMilestones.names.map(\.1), on: connection)
+        case .settings: return try settings(on: connection)
+        }
+    }
+
+    /// The grouped sums of one or more metrics: (group values, metric, key, sum).
+    private func sums(metrics: [String], on connection: PostgresConnection) throws -> [([JSONValue], String, String, Int64)] {
+        let select = groupBy.map { "\($0.column)::text" }
+        let columns = (select + ["metric", "key", "sum(count)::bigint"]).joined(separator: ", ")
+        let group = (groupBy.map(\.column) + ["metric", "key"]).joined(separator: ", ")
+        let order = groupBy.isEmpty ? "metric, key" : groupBy.map(\.column).joined(separator: ", ")
+        let fromDay = from.map { RollupCounts.day($0) } ?? "0001-01-01"
+        let toDay = to.map { RollupCounts.day($0) } ?? "9999-12-31"
+        let rows = try connection.query(
+            """
+            SELECT \(unescaped: columns) FROM analytics_rollups
+            WHERE app_id = \(appID) AND metric = ANY(\(PostgresArray(metrics)))
+              AND day >= \(fromDay)::date AND day <= \(toDay)::date
+            GROUP BY \(unescaped: group) ORDER BY \(unescaped: order)
+            """)
+        return try rows.map { row in
+            let values = try groupBy.indices.map { index throws -> JSONValue in
+                let text: String = try row.decode(index)
+                return groupBy[index] == .osMajor ? .number(Double(text) ?? 0) : .string(text)
+            }
+            return (values, try row.decode(groupBy.count), try row.decode(groupBy.count + 1), try row.decode(groupBy.count + 2))
+        }
+    }
+
+    private func groupFields(_ values: [JSONValue]) -> Row {
+        zip(groupBy, values).map { ($0.rawValue, $1) }
+    }
+
+    private func prompts(on connection: PostgresConnection) throws -> [Row] {
+        struct Tally {
+            var shown: Int64 = 0, answered: Int64 = 0, granted: Int64 = 0, always: Int64 = 0
+            var choices: [String: Int64] = [:]
+        }
+        var groups: [[JSONValue]: [String: Tally]] = [:]
+        var order: [[JSONValue]] = []
+        for (values, metric, key, sum) in try sums(
+            metrics: ["promptShown", "promptAnswered", "promptChoice", "promptGranted", "promptAlways"], on: connection) {
+            if groups[values] == nil { order.append(values) }
+            let prompt = metric == "promptChoice" ? String(key.prefix { $0 != ":" }) : key
+            var tally = groups[values, default: [:]][prompt] ?? Tally()
+            switch metric {
+            case "promptShown": tally.shown += sum
+            case "promptAnswered": tally.answered += sum
+            case "promptGranted": tally.granted += sum
+            case "promptAlways": tally.always += sum
+            default: tally.choices[String(key.drop { $0 != ":" }.dropFirst()), default: 0] += sum
+            }
+            groups[values, default: [:]][prompt] = tally
+        }
+        var rows: [Row] = []
+        for values in order {
+            for prompt in Prompt.allCases.map(\.rawValue) {
+                guard let tally = groups[values]?[prompt] else { continue }
+                let rate: (Int64) -> JSONValue = { tally.answered == 0 ? .null : .number(Double($0) / Double(tally.answered)) }
+                rows.append(groupFields(values) + [
+                    ("prompt", .string(prompt)), ("shown", .number(Double(tally.shown))), ("answered", .number(Double(tally.answered))),
+                    ("choices", .object(tally.choices.mapValues { .number(Double($0)) })),
+                    ("grantRate", rate(tally.granted)), ("alwaysRate", rate(tally.always)),
+                ])
+            }
+        }
+        return rows
+    }
+
+    /// Rows of named counters of one metric (escalations).
+    private func counters(metric: String, fields: [String], on connection: PostgresConnection) throws -> [Row] {
+        var groups: [[JSONValue]: [String: Int64]] = [:]
+        var order: [[JSONValue]] = []
+        for (values, _, key, sum) in try sums(metrics: [metric], on: connection) {
+            if groups[values] == nil { order.append(values) }
+            groups[values, default: [:]][key, default: 0] += sum
+        }
+        if order.isEmpty && groupBy.isEmpty { order = [[]] }
+        return order.map { values in
+            groupFields(values) + fields.map { ($0, .number(Double(groups[values]?[$0] ?? 0))) }
+        }
+    }
+
+    private func settings(on connection: PostgresConnection) throws -> [Row] {
+        var groups: [[JSONValue]: (Int64, Int64)] = [:]
+        var order: [[JSONValue]] = []
+        for (values, metric, _, sum) in try sums(metrics: ["settingsUpgrade", "settingsDowngrade"], on: connection) {
+            if groups[values] == nil { order.append(values) }
+            var pair = groups[values] ?? (0, 0)
+            if metric == "settingsUpgrade" { pair.0 += sum } else { pair.1 += sum }
+            groups[values] = pair
+        }
+        if order.isEmpty && groupBy.isEmpty { order = [[]] }
+        return order.map { values in
+            let pair = groups[values] ?? (0, 0)
+            return groupFields(values) + [("upgrades", .number(Double(pair.0))), ("downgrades", .number(Double(pair.1)))]
+        }
+    }
+
+    /// The current status distribution, from the projection; day and week do not apply.
+    private func statuses(on connection: PostgresConnection) throws -> [Row] {
+        let columns = groupBy.compactMap(\.deviceColumn)
+        guard columns.count == groupBy.count else {
+            throw ServiceError(.invalidRequest, "statuses are the current distribution: group them by platform, osMajor or appVersion")
+        }
+        let select = (columns.map { "\($0)::text" } + ["status", "count(*)"]).joined(separator: ", ")
+        let group = (columns + ["status"]).joined(separator: ", ")
+        let rows = try connection.query(
+            "SELECT \(unescaped: select) FROM device_states WHERE app_id = \(appID) GROUP BY \(unescaped: group) ORDER BY \(unescaped: group)")
+        return try rows.map { row in
+            let values = try groupBy.indices.map { index throws -> JSONValue in
+                let text: String = try row.decode(index)
+                return groupBy[index] == .osMajor ? .number(Double(text) ?? 0) : .string(text)
+            }
+            return groupFields(values) + [("status", .string(try row.decode(groupBy.count))), ("count", .number(Double(try row.decode(groupBy.count + 1) as Int64)))]
+        }
+    }
+}
+
+/// Analytics results as JSON (`{"rows": [...]}`) or CSV (a header row, one column per field).
+public enum AnalyticsFormat {
+    public static func json(_ rows: [AnalyticsQuery.Row]) throws -> Data {
+        struct Rows: Encodable { var rows: [JSONValue] }
+        let objects = rows.map { row in JSONValue.object(Dictionary(row, uniquingKeysWith: { first, _ in first })) }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return try encoder.encode(Rows(rows: objects))
+    }
+
+    /// The header comes from the first row (every row of one query has the same fields); the
+    /// `choices` map is written as compact JSON in its cell.
+    public static func csv(_ rows: [AnalyticsQuery.Row], kind: AnalyticsQuery.Kind, groupBy: [AnalyticsQuery.Dimension]) -> String {
+        let header = rows.first.map { $0.map(\.0) } ?? (groupBy.map(\.rawValue) + emptyFields(kind))
+        var lines = [header.joined(separator: ",")]
+        for row in rows {
+            lines.append(row.map { cell($0.1) }.joined(separator: ","))
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    static func emptyFields(_ kind: AnalyticsQuery.Kind) -> [String] {
+        switch kind {
+        case .prompts: ["prompt", "shown", "answered", "choices", "grantRate", "alwaysRate"]
+        case .statuses: ["status", "count"]
+        case .escalations: DeviceMilestones.names.map(\.1)
+        case .settings: ["upgrades", "downgrades"]
+        }
+    }
+
+    static func cell(_ value: JSONValue) -> String {
+        let text: String
+        switch value {
+        case .null: return ""
+        case .bool(let flag): return flag ? "true" : "false"
+        case .number(let number):
+            return number.rounded() == number && abs(number) < 1e15 ? String(Int64(number)) : String(number)
+        case .string(let string): text = string
+        case .array, .object:
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            text = (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        }
+        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" }) else { return text }
+        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}
+
+extension GateService {
+    /// Runs an analytics query after counting whatever the log holds that the rollups have not
+    /// counted yet, so an acknowledged append is always in the figures.
+    public func analytics(_ query: AnalyticsQuery) async throws(ServiceError) -> [AnalyticsQuery.Row] {
+        try await database {
+            try await AnalyticsRollup(pool: pool, logger: logger).catchUp(waitForCommitsBefore: .now)
+            return try await pool.withConnection { connection in try query.run(on: connection) }
+        }
+    }
+}

@@ -1,0 +1,159 @@
+import EventLog
+import Foundation
+import LocationAuthorization
+import Logging
+import PostgresClient
+import ServiceLifecycle
+
+/// One counter of `analytics_rollups`.
+public struct RollupKey: Sendable, Hashable {
+    public var appID: UUID
+    public var day: String
+    public var platform: String
+    public var osMajor: Int
+    public var appVersion: String
+    public var metric: String
+    public var key: String
+
+    var sortKey: String { "\(appID.uuidString)\u{1}\(metric)\u{1}\(day)\u{1}\(platform)\u{1}\(osMajor)\u{1}\(appVersion)\u{1}\(key)" }
+}
+
+/// Counters added up in memory before one upsert.
+public struct RollupCounts: Sendable {
+    public private(set) var counts: [RollupKey: Int64] = [:]
+
+    public init() {}
+
+    /// Adds what one stored event counts for.
+    mutating func add(appID: UUID, occurredAt: Date, type: String, data: String, outcome: EventOutcome) {
+        guard let analytics = outcome.analytics else { return }
+        let choice = type == EventType.promptResponded.rawValue ? Self.choice(in: data) : nil
+        let day = Self.day(occurredAt)
+        for (metric, key) in analytics.counters(effects: outcome.effects, choice: choice) {
+            counts[RollupKey(
+                appID: appID, day: day, platform: analytics.platform, osMajor: analytics.osMajor,
+                appVersion: analytics.appVersion, metric: metric, key: key), default: 0] += 1
+        }
+    }
+
+    static func choice(in data: String) -> PromptChoice? {
+        struct Answer: Decodable { var choice: PromptChoice }
+        return (try? JSONText.decode(Answer.self, data))?.choice
+    }
+
+    /// The UTC day of a time, as `YYYY-MM-DD`.
+    static func day(_ date: Date) -> String {
+        String(PostgresTimestamp.format(date).prefix(10))
+    }
+
+    /// Adds the counters to the table, in key order (so concurrent writers lock rows in the
+    /// same order).
+    func upsert(on connection: PostgresConnection) throws {
+        guard !counts.isEmpty else { return }
+        let rows = counts.sorted { $0.key.sortKey < $1.key.sortKey }
+        for chunk in stride(from: 0, to: rows.count, by: 5000).map({ rows[$0..<min($0 + 5000, rows.count)] }) {
+            try connection.query(
+                """
+                INSERT INTO analytics_rollups (app_id, day, platform, os_major, app_version, metric, key, count)
+                SELECT a::uuid, d::date, p, o, v, m, k, c
+                FROM unnest(\(PostgresArray(chunk.map { $0.key.appID.uuidString })), \(PostgresArray(chunk.map { $0.key.day })),
+                            \(PostgresArray(chunk.map { $0.key.platform })), \(PostgresArray(chunk.map { Int64($0.key.osMajor) })),
+                            \(PostgresArray(chunk.map { $0.key.appVersion })), \(PostgresArray(chunk.map { $0.key.metric })),
+                            \(PostgresArray(chunk.map { $0.key.key })), \(PostgresArray(chunk.map { $0.value })))
+                    WITH ORDINALITY AS r(a, d, p, o, v, m, k, c, n)
+                ORDER BY n
+                ON CONFLICT (app_id, metric, day, platform, os_major, app_version, key)
+                DO UPDATE SET count = analytics_rollups.count + excluded.count
+                """)
+        }
+    }
+}
+
+/// Keeps `analytics_rollups` up to date: reads the log after its checkpoint, in global order,
+/// and adds each event's counters, saving the checkpoint in the same transaction under an
+/// advisory lock, so that every event is counted exactly once, however many servers run it.
+/// Off the append path: appends never wait on a hot counter row.
+public final class AnalyticsRollup: Service, Sendable {
+    public static let checkpointName = "analytics"
+    /// The advisory lock rollup writers (and the replay) take turns on.
+    public static let lockKey = Int64(0x726f_6c6c_7570)
+
+    let pool: PostgresConnectionPool
+    let logger: Logger
+
+    public init(pool: PostgresConnectionPool, logger: Logger) {
+        self.pool = pool
+        self.logger = logger
+    }
+
+    /// Counts everything readable now; returns the events counted.
+    ///
+    /// With `waitForCommitsBefore`, it first waits (up to two seconds) until every transaction
+    /// that had started by then has finished, so that every append acknowledged before the
+    /// call is readable in global order and counted: analytics read their writes.
+    @discardableResult
+    public func catchUp(pageSize: Int = 5000, waitForCommitsBefore: ContinuousClock.Instant? = nil) async throws -> Int {
+        if waitForCommitsBefore != nil {
+            let target = try await pool.query("SELECT pg_snapshot_xmax(pg_current_snapshot())::text").first?.decode(0, as: String.self) ?? "0"
+            let deadline = ContinuousClock.now + .seconds(2)
+            while ContinuousClock.now < deadline {
+                let passed = try await pool.query(
+                    "SELECT pg_snapshot_xmin(pg_current_snapshot()) >= \(target)::xid8").first?.decode(0, as: Bool.self) ?? true
+                if passed { break }
+                try await Task.sleep(for: .milliseconds(5))
+            }
+        }
+        var total = 0
+        while true {
+            let counted = try await pool.transaction { connection in
+                try Self.countPage(pageSize: pageSize, on: connection)
+            }
+            total += counted
+            if counted < pageSize { return total }
+        }
+    }
+
+    static func countPage(pageSize: Int, locked: Bool = false, on connection: PostgresConnection) throws -> Int {
+        if !locked { try connection.query("SELECT pg_advisory_xact_lock(\(lockKey))") }
+        let checkpoint = try Self.checkpoint(on: connection)
+        let events = try EventLog.read(after: checkpoint, limit: pageSize, on: connection)
+        guard let last = events.last else { return 0 }
+        var counts = RollupCounts()
+        for event in events {
+            guard let text = event.outcome, let outcome = try? JSONText.decode(EventOutcome.self, text) else { continue }
+            counts.add(appID: event.stream.appID, occurredAt: event.occurredAt, type: event.type, data: event.data, outcome: outcome)
+        }
+        try counts.upsert(on: connection)
+        try saveCheckpoint(last.logPosition, on: connection)
+        return events.count
+    }
+
+    static func checkpoint(on connection: PostgresConnection) throws -> LogPosition {
+        let rows = try connection.query(
+            "SELECT tx_id::text, position FROM subscription_checkpoints WHERE name = \(checkpointName)")
+        guard let row = rows.first else { return .start }
+        return LogPosition(transactionID: try row.decode(0), position: try row.decode(1))
+    }
+
+    static func saveCheckpoint(_ position: LogPosition, on connection: PostgresConnection) throws {
+        try connection.query(
+            """
+            INSERT INTO subscription_checkpoints (name, tx_id, position)
+            VALUES (\(checkpointName), \(String(position.transactionID))::xid8, \(position.position))
+            ON CONFLICT (name) DO UPDATE SET tx_id = excluded.tx_id, position = excluded.position, updated_at = now()
+            """)
+    }
+
+    public func run() async throws {
+        try await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do {
+                    try await self.catchUp()
+                } catch {
+                    self.logger.warning("analytics rollup failed; retrying", metadata: ["error": "\(String(reflecting: error))"])
+                }
+                try? await Task.sleep(for: .milliseconds(500))
+            }
+        }
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import LocationAuthorization
+
+/// Firsts in a device's life that the escalation analytics count (SPEC §6), each once.
+public struct DeviceMilestones: OptionSet, Sendable, Hashable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+
+    public static let reachedWhenInUse = DeviceMilestones(rawValue: 1)
+    public static let askedAlways = DeviceMilestones(rawValue: 2)
+    public static let permanentAlways = DeviceMilestones(rawValue: 4)
+    public static let provisional = DeviceMilestones(rawValue: 8)
+    public static let provisionalToPermanent = DeviceMilestones(rawValue: 16)
+
+    static let names: [(DeviceMilestones, String)] = [
+        (.reachedWhenInUse, "reachedWhenInUse"), (.askedAlways, "askedAlways"), (.permanentAlways, "permanentAlways"),
+        (.provisional, "provisional"), (.provisionalToPermanent, "provisionalToPermanent"),
+    ]
+
+    /// The milestones a transition reaches.
+    static func reached(before: DeviceState, after: DeviceState, effects: [Effect]) -> DeviceMilestones {
+        var reached: DeviceMilestones = []
+        if after.status == .authorizedWhenInUse { reached.insert(.reachedWhenInUse) }
+        // Asked for Always from When In Use: the upgrade prompt, or 13.0-13.3's silent grant.
+        if effects.contains(.promptShown(.alwaysUpgrade))
+            || (before.status == .authorizedWhenInUse && after.status == .authorizedAlways && after.provisional) {
+            reached.insert(.askedAlways)
+        }
+        if after.status == .authorizedAlways && !after.provisional { reached.insert(.permanentAlways) }
+        if after.provisional { reached.insert(.provisional) }
+        if before.provisional && after.authorization == .authorizedAlways && !after.provisional {
+            reached.insert(.provisionalToPermanent)
+        }
+        return reached
+    }
+}
+
+/// What analytics need of one event, computed with the state in the append transaction and
+/// stored in the event's outcome: the device context then, the prompt an answer answered, and
+/// the milestones reached for the first time.
+public struct EventAnalytics: Sendable, Hashable, Codable {
+    public var platform: String
+    public var osMajor: Int
+    public var appVersion: String
+    /// For `promptResponded`: the prompt answered, and whether the answer left the device
+    /// authorized (for fullAccuracy: allowed full accuracy) and in Always.
+    public var prompt: Prompt?
+    public var granted: Bool?
+    public var always: Bool?
+    /// For `settingsChanged` with an authorization: +1 upgrade, -1 downgrade, 0 same rank.
+    public var settings: Int?
+    /// Milestones reached for the first time.
+    public var milestones: [String]?
+
+    static func make(
+        event: LocationEvent, before: DeviceState, after: DeviceState, effects: [Effect],
+        newMilestones: DeviceMilestones
+    ) -> EventAnalytics {
+        // The context when the event happened (a contextReported event counts under the new one).
+        let context = after.context
+        var analytics = EventAnalytics(
+            platform: context.platform?.rawValue ?? "unknown", osMajor: context.osVersion?.major ?? 0,
+            appVersion: context.appVersion ?? "unknown")
+        if case .promptResponded(let choice) = event, let prompt = before.pendingPrompt {
+            analytics.prompt = prompt
+            if prompt == .fullAccuracy {
+                analytics.granted = choice == .allowFullAccuracy
+                analytics.always = false
+            } else {
+                analytics.granted = after.authorization == .authorizedWhenInUse || after.authorization == .authorizedAlways
+                analytics.always = after.authorization == .authorizedAlways
+            }
+        }
+        if case .settingsChanged(let setting, _) = event, setting != nil {
+            let change = after.authorization.rank - before.authorization.rank
+            analytics.settings = change > 0 ? 1 : (change < 0 ? -1 : 0)
+        }
+        if !newMilestones.isEmpty {
+            analytics.milestones = DeviceMilestones.names.filter { newMilestones.contains($0.0) }.map(\.1)
+        }
+        return analytics
+    }
+
+    /// The rollup counters this event adds to (metric, key).
+    func counters(effects: [Effect], choice: PromptChoice?) -> [(String, String)] {
+        var counters: [(String, String)] = []
+        for effect in effects {
+            if case .promptShown(let prompt) = effect { counters.append(("promptShown", prompt.rawValue)) }
+        }
+        if let prompt {
+            counters.append(("promptAnswered", prompt.rawValue))
+            if let choice { counters.append(("promptChoice", "\(prompt.rawValue):\(choice.rawValue)")) }
+            if granted == true { counters.append(("promptGranted", prompt.rawValue)) }
+            if always == true { counters.append(("promptAlways", prompt.rawValue)) }
+        }
+        if let settings, settings != 0 { counters.append((settings > 0 ? "settingsUpgrade" : "settingsDowngrade", "")) }
+        for milestone in milestones ?? [] { counters.append(("milestone", milestone)) }
+        return counters
+    }
+}

@@ -1,0 +1,202 @@
+import EventLog
+import Foundation
+import LocationAuthorization
+import Logging
+import PostgresClient
+
+/// The audit replay of SPEC §7: recompute every projection from the log with the rules in this
+/// build, then rebuild, verify, or show what would change.
+public struct Replay: Sendable {
+    let pool: PostgresConnectionPool
+    let logger: Logger
+    /// Limits the replay to one app; nil replays every app.
+    public var appID: UUID?
+
+    public init(pool: PostgresConnectionPool, appID: UUID? = nil, logger: Logger) {
+        self.pool = pool
+        self.appID = appID
+        self.logger = logger
+    }
+
+    /// Every projection as the log and the current rules give it.
+    public struct Projection: Sendable {
+        public var devices: [StreamKey: DeviceStateStore.Row] = [:]
+        public var rollups = RollupCounts()
+        public var events = 0
+        /// Where the read ended: what the rebuilt rollups have counted.
+        public var end = LogPosition.start
+        /// Events the current rules reject (a stored event that no longer applies).
+        public var rejected: [(StreamKey, Int64, String)] = []
+    }
+
+    /// Reads the whole log in global order (which agrees with every stream's version order) and
+    /// folds it with the same function the append path uses.
+    public func recompute(pageSize: Int = 10_000, progress: @escaping @Sendable (Int) -> Void = { _ in }) async throws -> Projection {
+        try await pool.withConnection { [self] connection in
+            try recompute(until: nil, pageSize: pageSize, progress: progress, on: connection)
+        }
+    }
+
+    func recompute(until end: LogPosition?, pageSize: Int, progress: (Int) -> Void, on connection: PostgresConnection) throws -> Projection {
+        var projection = Projection()
+        var position = LogPosition.start
+        while true {
+            var page = try EventLog.read(after: position, limit: pageSize, on: connection)
+            let full = page.count == pageSize
+            if let last = page.last { position = last.logPosition }
+            if let end { page.removeAll { $0.logPosition > end } }
+            for recorded in page where appID == nil || recorded.stream.appID == appID {
+                var device = projection.devices[recorded.stream]
+                    ?? DeviceStateStore.Row(key: recorded.stream, version: 0, state: DeviceState(), milestones: [])
+                guard let event = GateService.decode(recorded) else {
+                    projection.rejected.append((recorded.stream, recorded.version, "event cannot be decoded"))
+                    continue
+                }
+                do {
+                    let outcome = try DeviceProjector.apply(event, to: &device)
+                    projection.rollups.add(
+                        appID: recorded.stream.appID, occurredAt: recorded.occurredAt, type: recorded.type,
+                        data: recorded.data, outcome: outcome)
+                } catch {
+                    projection.rejected.append((recorded.stream, recorded.version, error.message))
+                }
+                device.version = recorded.version
+                projection.devices[recorded.stream] = device
+                projection.events += 1
+            }
+            if let last = page.last { projection.end = last.logPosition }
+            progress(projection.events)
+            if !full || (end.map { position >= $0 } ?? false) { return projection }
+        }
+    }
+
+    /// Rebuilds `device_states` and `analytics_rollups` from the log, under the rollup lock: the
+    /// rollup subscriber first counts everything readable, then the replay recomputes up to that
+    /// checkpoint and replaces the counters, so no event is counted twice or missed. Device rows
+    /// newer than the replay (appends during it) are kept.
+    public func rebuild(progress: @escaping @Sendable (Int) -> Void = { _ in }) async throws -> Projection {
+        try await pool.transaction { [self] connection in
+            try connection.query("SELECT pg_advisory_xact_lock(\(AnalyticsRollup.lockKey))")
+            while try AnalyticsRollup.countPage(pageSize: 10_000, locked: true, on: connection) == 10_000 {}
+            let checkpoint = try AnalyticsRollup.checkpoint(on: connection)
+            let projection = try recompute(until: checkpoint, pageSize: 10_000, progress: progress, on: connection)
+            for (appID, devices) in Dictionary(grouping: projection.devices.values, by: \.key.appID) {
+                for start in stride(from: 0, to: devices.count, by: 2000) {
+                    try DeviceStateStore.save(appID: appID, Array(devices[start..<min(start + 2000, devices.count)]), on: connection)
+                }
+            }
+            if let appID {
+                try connection.query("DELETE FROM analytics_rollups WHERE app_id = \(appID)")
+            } else {
+                try connection.query("DELETE FROM analytics_rollups")
+            }
+            try projection.rollups.upsert(on: connection)
+            return projection
+        }
+    }
+
+    /// One way the stored projection differs from the log.
+    public struct Difference: Sendable, Hashable, CustomStringConvertible {
+        public var subject: String
+        public var detail: String
+        public var description: String { "\(subject): \(detail)" }
+    }
+
+    /// Compares the stored projections with a recomputation; empty when they agree.
+    public func verify(progress: @escaping @Sendable (Int) -> Void = { _ in }) async throws -> [Difference] {
+        try await AnalyticsRollup(pool: pool, logger: logger).catchUp()
+        let projection = try await recompute(progress: progress)
+        var differences = projection.rejected.map { Difference(subject: "\($0.0) v\($0.1)", detail: "rejected by the current rules: \($0.2)") }
+        let stored = try await storedDevices()
+        for (key, device) in projection.devices {
+            guard let row = stored[key] else {
+                differences.append(Difference(subject: "\(key)", detail: "missing from device_states"))
+                continue
+            }
+            if row.version != device.version {
+                differences.append(Difference(subject: "\(key)", detail: "stored version \(row.version), log \(device.version)"))
+            } else if row.state != device.state {
+                differences.append(Difference(subject: "\(key)", detail: "stored state differs: \(try JSONText.encode(row.state)) vs \(try JSONText.encode(device.state))"))
+            } else if row.milestones != device.milestones {
+                differences.append(Difference(subject: "\(key)", detail: "stored milestones \(row.milestones.rawValue), log \(device.milestones.rawValue)"))
+            }
+        }
+        for key in stored.keys where projection.devices[key] == nil {
+            differences.append(Difference(subject: "\(key)", detail: "in device_states but not in the log"))
+        }
+        let storedRollups = try await storedRollups()
+        for (key, count) in projection.rollups.counts where storedRollups[key] != count {
+            differences.append(Difference(subject: "rollup \(key.metric)/\(key.key) \(key.day) \(key.platform)", detail: "stored \(storedRollups[key] ?? 0), log \(count)"))
+        }
+        for (key, count) in storedRollups where projection.rollups.counts[key] == nil {
+            differences.append(Difference(subject: "rollup \(key.metric)/\(key.key) \(key.day) \(key.platform)", detail: "stored \(count), log 0"))
+        }
+        return differences
+    }
+
+    /// What a rebuild would change in gate decisions, per feature and reason, before anything is
+    /// written: the stored states against the states the current rules compute.
+    public struct DecisionDiff: Sendable {
+        public var devices = 0
+        public var devicesChanged = 0
+        /// "feature: fromReason -> toReason" with its device count.
+        public var changes: [String: Int] = [:]
+        public var samples: [String] = []
+    }
+
+    public func diff(sampleSize: Int = 10, progress: @escaping @Sendable (Int) -> Void = { _ in }) async throws -> DecisionDiff {
+        let projection = try await recompute(progress: progress)
+        let stored = try await storedDevices()
+        let catalog = FeatureCatalog(pool: pool)
+        var report = DecisionDiff()
+        for (key, device) in projection.devices.sorted(by: { $0.key < $1.key }) {
+            report.devices += 1
+            let features = try await catalog.features(appID: key.appID)
+            let before = stored[key]?.state ?? DeviceState()
+            var changed = false
+            for feature in features {
+                let old = before.decide(feature, version: stored[key]?.version ?? 0)
+                let new = device.state.decide(feature, version: device.version)
+                guard old.enabled != new.enabled || old.reason != new.reason || old.action != new.action else { continue }
+                changed = true
+                report.changes["\(feature.key): \(old.reason.rawValue) -> \(new.reason.rawValue)", default: 0] += 1
+                if report.samples.count < sampleSize {
+                    report.samples.append("\(key) \(feature.key): \(old.reason.rawValue)/\(old.action.rawValue) -> \(new.reason.rawValue)/\(new.action.rawValue)")
+                }
+            }
+            if changed { report.devicesChanged += 1 }
+        }
+        return report
+    }
+
+    private func storedDevices() async throws -> [StreamKey: DeviceStateStore.Row] {
+        try await pool.withConnection { connection in
+            var devices: [StreamKey: DeviceStateStore.Row] = [:]
+            let filter: PostgresQuery = appID.map { "WHERE app_id = \($0)" } ?? ""
+            for row in try connection.query(PostgresQuery(
+                unsafeSQL: "SELECT app_id, user_id, device_id, version, state::text, milestones FROM device_states " + filter.sql,
+                binds: filter.binds)) {
+                let key = StreamKey(appID: try row.decode(0), userID: try row.decode(1), deviceID: try row.decode(2))
+                devices[key] = DeviceStateStore.Row(
+                    key: key, version: try row.decode(3), state: try JSONText.decode(DeviceState.self, try row.decode(4)),
+                    milestones: DeviceMilestones(rawValue: try row.decode(5)))
+            }
+            return devices
+        }
+    }
+
+    private func storedRollups() async throws -> [RollupKey: Int64] {
+        try await pool.withConnection { connection in
+            var rollups: [RollupKey: Int64] = [:]
+            let filter: PostgresQuery = appID.map { "WHERE app_id = \($0)" } ?? ""
+            for row in try connection.query(PostgresQuery(
+                unsafeSQL: "SELECT app_id, day::text, platform, os_major, app_version, metric, key, count FROM analytics_rollups " + filter.sql,
+                binds: filter.binds)) {
+                rollups[RollupKey(
+                    appID: try row.decode(0), day: try row.decode(1), platform: try row.decode(2), osMajor: try row.decode(3),
+                    appVersion: try row.decode(4), metric: try row.decode(5), key: try row.decode(6))] = try row.decode(7)
+            }
+            return rollups
+        }
+    }
+}

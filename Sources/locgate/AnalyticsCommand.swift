@@ -1,0 +1,41 @@
+import ArgumentParser
+import Foundation
+import LocationGateService
+
+/// `locgate analytics prompts --app ID --group-by platform --format csv`.
+struct AnalyticsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "analytics", abstract: "Grant rates, escalations, statuses and Settings changes (SPEC §6).")
+
+    @OptionGroup var database: DatabaseOptions
+    @Argument(help: "prompts, statuses, escalations or settings") var kind: String
+    @Option(help: "The app id") var app: String
+    @Option(name: .customLong("group-by"), help: "Comma-separated: day or week, platform, osMajor, appVersion") var groupBy: String?
+    @Option(help: "From this day (RFC 3339 time or YYYY-MM-DD, inclusive, UTC)") var from: String?
+    @Option(help: "To this day (inclusive)") var to: String?
+    @Option(help: "json or csv") var format = "json"
+
+    func validate() throws {
+        guard AnalyticsQuery.Kind(rawValue: kind) != nil else { throw ValidationError("kind must be prompts, statuses, escalations or settings") }
+        guard UUID(uuidString: app) != nil else { throw ValidationError("--app must be an app id (a UUID)") }
+        guard format == "json" || format == "csv" else { throw ValidationError("--format must be json or csv") }
+    }
+
+    func run() async throws {
+        guard let kind = AnalyticsQuery.Kind(rawValue: kind), let appID = UUID(uuidString: app) else { return }
+        let query: AnalyticsQuery
+        do {
+            query = AnalyticsQuery(
+                kind: kind, appID: appID, groupBy: try AnalyticsQuery.parseGroupBy(groupBy),
+                from: try AnalyticsQuery.parseTime(from, "from"), to: try AnalyticsQuery.parseTime(to, "to"))
+        } catch {
+            throw ValidationError(error.message)
+        }
+        let rows = try await withService(database) { try await $0.analytics(query) }
+        if format == "csv" {
+            FileHandle.standardOutput.write(Data(AnalyticsFormat.csv(rows, kind: kind, groupBy: query.groupBy).utf8))
+        } else {
+            FileHandle.standardOutput.write(try AnalyticsFormat.json(rows) + Data("\n".utf8))
+        }
+    }
+}

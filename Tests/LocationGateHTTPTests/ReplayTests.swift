@@ -1,0 +1,62 @@
+import EventLog
+import Foundation
+import LocationAuthorization
+import LocationGateService
+import LocationGateTestSupport
+import PostgresClient
+import Testing
+
+@Suite("Replay: rebuild = inline projection = verify-clean")
+struct ReplayTests {
+    @Test("Random populations: verify is clean, a rebuild changes nothing, a tampered row is found, diffed and repaired",
+          arguments: [UInt64(7), 1234])
+    func rebuildEqualsInline(seed: UInt64) async throws {
+        let pool = try await TestDatabase.pool(size: 4)
+        let service = GateService(pool: pool, logger: TestDatabase.logger)
+        let appID = try await TestDatabase.makeApp(pool)
+        _ = try await service.features.put(appID: appID, feature: Feature(key: "trip-log", requires: .always, services: [.visits]))
+        _ = try await service.features.put(appID: appID, feature: Feature(key: "nearby", requires: .whenInUse))
+        let simulator = PopulationSimulator(seed: seed)
+        var appended = 0
+        for start in stride(from: 0, to: 300, by: 50) {
+            let events = (start..<(start + 50)).flatMap { simulator.device($0) }
+            appended += try await service.ingest(appID: appID, submissions: events).count
+        }
+        let replay = Replay(pool: pool, appID: appID, logger: TestDatabase.logger)
+        #expect(try await replay.verify().isEmpty)
+
+        let inline = try await Self.rows(pool, appID)
+        let rebuilt = try await replay.rebuild()
+        #expect(rebuilt.events == appended && rebuilt.devices.count == 300 && rebuilt.rejected.isEmpty)
+        #expect(try await Self.rows(pool, appID) == inline, "rebuild gives exactly the inline projection")
+        #expect(try await replay.verify().isEmpty)
+
+        // Tamper with one device as a rule change would: the stored state says denied.
+        var tampered = DeviceState()
+        tampered.authorization = .denied
+        let text = String(decoding: try JSONEncoder().encode(tampered), as: UTF8.self)
+        try await pool.query(
+            """
+            UPDATE device_states SET state = \(PostgresJSON(text)), status = 'denied'
+            WHERE app_id = \(appID) AND user_id = 'user-0' AND device_id = 'device-0'
+            """)
+        let differences = try await replay.verify()
+        #expect(differences.count == 1 && differences.first?.subject.hasSuffix("/user-0/device-0") == true)
+        let diff = try await replay.diff()
+        #expect(diff.devices == 300 && diff.devicesChanged == 1)
+        #expect(diff.changes.keys.allSatisfy { $0.contains(": denied -> ") }, "\(diff.changes)")
+        #expect(diff.samples.first?.contains("/user-0/device-0") == true)
+        _ = try await replay.rebuild()
+        #expect(try await replay.verify().isEmpty)
+        await pool.close()
+    }
+
+    static func rows(_ pool: PostgresConnectionPool, _ appID: UUID) async throws -> [String] {
+        try await pool.query(
+            """
+            SELECT user_id || '/' || device_id || ' v' || version || ' ' || state::text || ' ' || milestones
+            FROM device_states WHERE app_id = \(appID) ORDER BY user_id, device_id
+            """
+        ).map { try $0.decode(0) }
+    }
+}
