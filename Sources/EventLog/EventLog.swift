@@ -63,10 +63,15 @@ public struct EventLog: Sendable {
     ) throws -> [AppendResult] {
         guard !events.isEmpty else { return [] }
         // 1. Idempotency first: ids already stored are answered from the log.
+        // Every lookup below is a LATERAL probe of a unique index, one per key: the plan cannot
+        // degrade into a scan of the app's whole log when statistics are stale.
         let stored = try connection.query(
             """
-            SELECT event_id, user_id, device_id, version, outcome FROM events
-            WHERE app_id = \(appID) AND event_id = ANY(\(PostgresArray(events.map(\.id))))
+            SELECT e.event_id, e.user_id, e.device_id, e.version, e.outcome
+            FROM unnest(\(PostgresArray(events.map(\.id)))) AS i(id)
+            CROSS JOIN LATERAL (
+                SELECT event_id, user_id, device_id, version, outcome FROM events
+                WHERE app_id = \(appID) AND event_id = i.id) AS e
             """)
         var duplicates: [UUID: AppendResult] = [:]
         for row in stored {
@@ -126,10 +131,11 @@ public struct EventLog: Sendable {
         let heads = appends.map { ($0.stream, $0.events.last?.version ?? $0.previousVersion) }
         try connection.query(
             """
-            UPDATE streams SET version = heads.v
+            INSERT INTO streams (app_id, user_id, device_id, version)
+            SELECT \(appID), u, d, v
             FROM unnest(\(PostgresArray(heads.map { $0.0.userID })), \(PostgresArray(heads.map { $0.0.deviceID })),
                         \(PostgresArray(heads.map { $0.1 }))) AS heads(u, d, v)
-            WHERE streams.app_id = \(appID) AND streams.user_id = heads.u AND streams.device_id = heads.d
+            ON CONFLICT (app_id, user_id, device_id) DO UPDATE SET version = excluded.version
             """)
         // 7. Tell listeners which streams moved; NOTIFY is delivered at commit, never for a
         //    rolled-back batch. Payloads stay under PostgreSQL's 8000-byte limit.
@@ -174,9 +180,11 @@ public struct EventLog: Sendable {
             """)
         let rows = try connection.query(
             """
-            SELECT s.user_id, s.device_id, s.version FROM streams s
-            JOIN unnest(\(users), \(devices)) AS k(u, d) ON s.user_id = k.u AND s.device_id = k.d
-            WHERE s.app_id = \(appID)
+            SELECT s.user_id, s.device_id, s.version
+            FROM unnest(\(users), \(devices)) AS k(u, d)
+            CROSS JOIN LATERAL (
+                SELECT user_id, device_id, version FROM streams
+                WHERE app_id = \(appID) AND user_id = k.u AND device_id = k.d) AS s
             """)
         var versions: [StreamKey: Int64] = [:]
         for row in rows {

@@ -77,10 +77,11 @@ public enum DeviceStateStore {
     static func load(appID: UUID, keys: [StreamKey], on connection: PostgresConnection) throws -> [StreamKey: Row] {
         let rows = try connection.query(
             """
-            SELECT s.user_id, s.device_id, s.version, s.state::text, s.milestones FROM device_states s
-            JOIN unnest(\(PostgresArray(keys.map(\.userID))), \(PostgresArray(keys.map(\.deviceID)))) AS k(u, d)
-              ON s.user_id = k.u AND s.device_id = k.d
-            WHERE s.app_id = \(appID)
+            SELECT s.user_id, s.device_id, s.version, s.state::text, s.milestones
+            FROM unnest(\(PostgresArray(keys.map(\.userID))), \(PostgresArray(keys.map(\.deviceID)))) AS k(u, d)
+            CROSS JOIN LATERAL (
+                SELECT user_id, device_id, version, state, milestones FROM device_states
+                WHERE app_id = \(appID) AND user_id = k.u AND device_id = k.d) AS s
             """)
         var states: [StreamKey: Row] = [:]
         for row in rows {

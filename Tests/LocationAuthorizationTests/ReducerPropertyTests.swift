@@ -115,8 +115,10 @@ struct ReducerPropertyTests {
                 // The app's own grant, not the derived status: a restriction or Location Services
                 // being off can hide that Allow Once expired back to notDetermined underneath.
                 if before.authorization != .notDetermined && transition.state.authorization == .notDetermined { spent = false }
-                // Settings' "Ask Next Time" starts over even while a prompt is pending (T1 decision).
+                // Settings' "Ask Next Time" and a device reporting notDetermined start over even
+                // while the grant already was notDetermined (T1 and O1 decisions).
                 if case .settingsChanged(.askNextTime, _) = event { spent = false }
+                if transition.effects.contains(where: { if case .reconciled(_, .notDetermined) = $0 { true } else { false } }) { spent = false }
             }
         }
     }

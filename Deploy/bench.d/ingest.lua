@@ -1,0 +1,30 @@
+-- wrk: one event per request (a new device reporting that the app came to the foreground),
+-- each with a fresh id. Env: LOCGATE_KEY.
+local key = os.getenv("LOCGATE_KEY")
+local counter = 0
+local thread_id = 0
+setup = function(thread)
+    thread_id = thread_id + 1
+    thread:set("tid", thread_id)
+end
+local function uuid()
+    local template = "xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx"
+    return (string.gsub(template, "[xy]", function(c)
+        local v = (c == "x") and math.random(0, 15) or math.random(8, 11)
+        return string.format("%x", v)
+    end))
+end
+init = function(args)
+    math.randomseed(os.time() * 1000 + (tid or 0))
+end
+request = function()
+    counter = counter + 1
+    local body = '{"events": [{"id": "' .. uuid() .. '", "userId": "bench-' .. (tid or 0) .. '", "deviceId": "d-' .. counter ..
+        '", "occurredAt": "2026-11-22T10:00:00Z", "type": "appStateChanged", "data": {"state": "foreground"}}]}'
+    return wrk.format("POST", "/v1/events", { ["Authorization"] = "Bearer " .. key, ["Content-Type"] = "application/json" }, body)
+end
+done = function(summary, latency, requests)
+    io.write(string.format('{"requests": %d, "seconds": %.3f, "errors": %d, "non2xx": %d, "p50_ms": %.3f, "p99_ms": %.3f}\n',
+        summary.requests, summary.duration / 1e6, summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
+        summary.errors.status, latency:percentile(50) / 1000, latency:percentile(99) / 1000))
+end
