@@ -93,6 +93,16 @@ public struct AnalyticsQuery: Sendable {
         let order = groupBy.isEmpty ? "metric, key" : groupBy.map(\.column).joined(separator: ", ")
         let fromDay = from.map { RollupCounts.day($0) } ?? "0001-01-01"
         let toDay = to.map { RollupCounts.day($0) } ?? "9999-12-31"
+        if from == nil && to == nil && !groupBy.contains(.day) && !groupBy.contains(.week) {
+            // All time: the totals, a few rows per app.
+            let rows = try connection.query(
+                """
+                SELECT \(unescaped: columns) FROM analytics_totals
+                WHERE app_id = \(appID) AND metric = ANY(\(PostgresArray(metrics)))
+                GROUP BY \(unescaped: group) ORDER BY \(unescaped: order)
+                """)
+            return try decodeSums(rows)
+        }
         let rows = try connection.query(
             """
             SELECT \(unescaped: columns) FROM analytics_rollups
@@ -100,7 +110,11 @@ public struct AnalyticsQuery: Sendable {
               AND day >= \(fromDay)::date AND day <= \(toDay)::date
             GROUP BY \(unescaped: group) ORDER BY \(unescaped: order)
             """)
-        return try rows.map { row in
+        return try decodeSums(rows)
+    }
+
+    private func decodeSums(_ rows: PostgresRows) throws -> [([JSONValue], String, String, Int64)] {
+        try rows.map { row in
             let values = try groupBy.indices.map { index throws -> JSONValue in
                 let text: String = try row.decode(index)
                 return groupBy[index] == .osMajor ? .number(Double(text) ?? 0) : .string(text)

@@ -66,6 +66,29 @@ public struct RollupCounts: Sendable {
                 DO UPDATE SET count = analytics_rollups.count + excluded.count
                 """)
         }
+        // The same counters without the day, for queries over all time.
+        var totals: [RollupKey: Int64] = [:]
+        for (key, count) in counts {
+            var total = key
+            total.day = ""
+            totals[total, default: 0] += count
+        }
+        let totalRows = totals.sorted { $0.key.sortKey < $1.key.sortKey }
+        for chunk in stride(from: 0, to: totalRows.count, by: 5000).map({ totalRows[$0..<min($0 + 5000, totalRows.count)] }) {
+            try connection.query(
+                """
+                INSERT INTO analytics_totals (app_id, platform, os_major, app_version, metric, key, count)
+                SELECT a::uuid, p, o, v, m, k, c
+                FROM unnest(\(PostgresArray(chunk.map { $0.key.appID.uuidString })), \(PostgresArray(chunk.map { $0.key.platform })),
+                            \(PostgresArray(chunk.map { Int64($0.key.osMajor) })), \(PostgresArray(chunk.map { $0.key.appVersion })),
+                            \(PostgresArray(chunk.map { $0.key.metric })), \(PostgresArray(chunk.map { $0.key.key })),
+                            \(PostgresArray(chunk.map { $0.value })))
+                    WITH ORDINALITY AS r(a, p, o, v, m, k, c, n)
+                ORDER BY n
+                ON CONFLICT (app_id, metric, platform, os_major, app_version, key)
+                DO UPDATE SET count = analytics_totals.count + excluded.count
+                """)
+        }
     }
 }
 

@@ -87,8 +87,10 @@ public struct Replay: Sendable {
             }
             if let appID {
                 try connection.query("DELETE FROM analytics_rollups WHERE app_id = \(appID)")
+                try connection.query("DELETE FROM analytics_totals WHERE app_id = \(appID)")
             } else {
                 try connection.query("DELETE FROM analytics_rollups")
+                try connection.query("DELETE FROM analytics_totals")
             }
             try projection.rollups.upsert(on: connection)
             return projection
@@ -130,6 +132,20 @@ public struct Replay: Sendable {
         }
         for (key, count) in storedRollups where projection.rollups.counts[key] == nil {
             differences.append(Difference(subject: "rollup \(key.metric)/\(key.key) \(key.day) \(key.platform)", detail: "stored \(count), log 0"))
+        }
+        // The all-time totals must be the daily counters summed.
+        let totals = try await pool.withConnection { [appID] connection in
+            try connection.query(
+                """
+                SELECT count(*) FROM analytics_totals t
+                FULL JOIN (SELECT app_id, platform, os_major, app_version, metric, key, sum(count) AS count
+                           FROM analytics_rollups GROUP BY 1, 2, 3, 4, 5, 6) r
+                  USING (app_id, platform, os_major, app_version, metric, key)
+                WHERE t.count IS DISTINCT FROM r.count AND (\(appID?.uuidString)::uuid IS NULL OR app_id = \(appID?.uuidString)::uuid)
+                """).first?.decode(0, as: Int64.self) ?? 0
+        }
+        if totals > 0 {
+            differences.append(Difference(subject: "analytics_totals", detail: "\(totals) totals differ from the daily counters summed"))
         }
         return differences
     }
