@@ -58,7 +58,9 @@ public struct EventLog: Sendable {
         }
     }
 
-    static func appendInTransaction(
+    /// The append inside a transaction the caller runs (and commits): for group commit, where
+    /// several appends share one transaction, each in a savepoint.
+    public static func appendInTransaction(
         appID: UUID, events: [NewEvent], projector: (any AppendProjector)?, on connection: PostgresConnection
     ) throws -> [AppendResult] {
         guard !events.isEmpty else { return [] }

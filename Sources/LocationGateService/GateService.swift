@@ -15,6 +15,10 @@ public final class GateService: Sendable {
     public let keys: APIKeys
     public let apps: AppRegistry
     let logger: Logger
+    /// Small appends share transactions (group commit); large batches go alone.
+    let committer: GroupCommitter
+    /// Batches of at most this many events go through group commit.
+    static let groupCommitLimit = 100
 
     /// SPEC §5: at most 1,000 events in a batch.
     public static let maxBatchEvents = 1000
@@ -32,6 +36,7 @@ public final class GateService: Sendable {
         self.keys = APIKeys(pool: pool)
         self.apps = AppRegistry(pool: pool)
         self.logger = logger
+        self.committer = GroupCommitter(pool: pool, maxInFlight: max(1, min(4, pool.size / 2)))
     }
 
     // MARK: - Ingest
@@ -66,15 +71,22 @@ public final class GateService: Sendable {
                 type: submission.event.type.rawValue, data: data, occurredAt: submission.occurredAt,
                 expectedVersion: submission.expectedVersion))
         }
-        let projector = DeviceProjector(events: decoded)
         let results: [AppendResult]
+        let states: [(StreamKey, Int64, DeviceState)]
         do {
-            results = try await log.append(appID: appID, events: newEvents, projector: projector)
+            if newEvents.count <= Self.groupCommitLimit {
+                (results, states) = try await committer.append(appID: appID, events: newEvents, decoded: decoded)
+            } else {
+                let projector = DeviceProjector(events: decoded)
+                results = try await log.append(appID: appID, events: newEvents, projector: projector)
+                states = projector.states
+            }
         } catch {
             rejections.increment()
-            throw Self.translate(error)
+            if let error = error as? EventLogError { throw Self.translate(error) }
+            throw Self.translate(database: error)
         }
-        for (key, version, state) in projector.states {
+        for (key, version, state) in states {
             cache.store(key, version: version, state: state)
         }
         eventsAppended.increment(by: results.filter { !$0.duplicate }.count)

@@ -1,0 +1,110 @@
+import EventLog
+import Foundation
+import LocationAuthorization
+import Logging
+import PostgresClient
+import Synchronization
+
+/// Group commit for small appends: concurrent requests share one transaction and its fsync,
+/// and each is still acknowledged only after that transaction commits.
+///
+/// Requests wait in a queue; up to `maxInFlight` drainers each take what is queued (up to
+/// `maxEvents` events), append every request in a savepoint of its own, commit once, and
+/// answer them all. A request that fails (a version conflict, a rule) rolls back to its
+/// savepoint and fails alone; the others commit.
+final class GroupCommitter: Sendable {
+    struct Request {
+        var appID: UUID
+        var events: [NewEvent]
+        var decoded: [Int: LocationEvent]
+        var continuation: CheckedContinuation<([AppendResult], [(StreamKey, Int64, DeviceState)]), any Error>
+    }
+
+    private struct State {
+        var queue: [Request] = []
+        var drainers = 0
+    }
+
+    private let pool: PostgresConnectionPool
+    private let maxInFlight: Int
+    private let maxEvents: Int
+    private let state = Mutex(State())
+
+    init(pool: PostgresConnectionPool, maxInFlight: Int = 2, maxEvents: Int = 2000) {
+        self.pool = pool
+        self.maxInFlight = maxInFlight
+        self.maxEvents = maxEvents
+    }
+
+    /// Appends one request's events; returns when they are durable.
+    func append(appID: UUID, events: [NewEvent], decoded: [Int: LocationEvent]) async throws -> ([AppendResult], [(StreamKey, Int64, DeviceState)]) {
+        try await withCheckedThrowingContinuation { continuation in
+            let startDrainer = state.withLock { state -> Bool in
+                state.queue.append(Request(appID: appID, events: events, decoded: decoded, continuation: continuation))
+                guard state.drainers < maxInFlight else { return false }
+                state.drainers += 1
+                return true
+            }
+            if startDrainer { Task { await self.drain() } }
+        }
+    }
+
+    private func drain() async {
+        while true {
+            let group = state.withLock { state -> [Request] in
+                var taken: [Request] = []
+                var count = 0
+                while let next = state.queue.first, taken.isEmpty || count + next.events.count <= maxEvents {
+                    taken.append(state.queue.removeFirst())
+                    count += next.events.count
+                }
+                if taken.isEmpty { state.drainers -= 1 }
+                return taken
+            }
+            if group.isEmpty { return }
+            await commit(group)
+        }
+    }
+
+    private func commit(_ group: [Request]) async {
+        typealias Outcome = Result<([AppendResult], [(StreamKey, Int64, DeviceState)]), any Error>
+        let requests = group.map { ($0.appID, $0.events, $0.decoded) }
+        do {
+            let outcomes: [Outcome] = try await pool.withConnection { connection in
+                try connection.transaction { connection -> [Outcome] in
+                    requests.map { appID, events, decoded in
+                        Outcome {
+                            let projector = DeviceProjector(events: decoded)
+                            let results = try Self.appendInSavepoint(appID: appID, events: events, projector: projector, on: connection)
+                            return (results, projector.states)
+                        }
+                    }
+                }
+            }
+            for (request, outcome) in zip(group, outcomes) {
+                request.continuation.resume(with: outcome)
+            }
+        } catch {
+            // The commit itself failed: nothing of the group is stored.
+            for request in group { request.continuation.resume(throwing: error) }
+        }
+    }
+
+    /// One request in a savepoint: a failure undoes this request alone. A concurrent append of
+    /// the same id (unique violation) is retried once, and then answered as a duplicate.
+    private static func appendInSavepoint(
+        appID: UUID, events: [NewEvent], projector: DeviceProjector, on connection: PostgresConnection
+    ) throws -> [AppendResult] {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try connection.transaction { connection in
+                    try EventLog.appendInTransaction(appID: appID, events: events, projector: projector, on: connection)
+                }
+            } catch let error as PostgresError where error.isUniqueViolation && attempt < 3 {
+                continue
+            }
+        }
+    }
+}
