@@ -100,6 +100,18 @@ public enum EventLogError: Error, Sendable, CustomStringConvertible {
     /// The database failed (503 `databaseUnavailable` when unreachable).
     case database(any Error & Sendable)
 
+    /// The same error with the event's index within a smaller batch.
+    public func reindexed(_ index: Int) -> EventLogError {
+        switch self {
+        case .versionConflict(_, let stream, let expected, let actual):
+            .versionConflict(index: index, stream: stream, expected: expected, actual: actual)
+        case .rejected(_, let reason):
+            .rejected(index: index, reason: reason)
+        case .database:
+            self
+        }
+    }
+
     public var description: String {
         switch self {
         case .versionConflict(let index, let stream, let expected, let actual):

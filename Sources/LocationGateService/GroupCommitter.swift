@@ -71,15 +71,7 @@ final class GroupCommitter: Sendable {
         let requests = group.map { ($0.appID, $0.events, $0.decoded) }
         do {
             let outcomes: [Outcome] = try await pool.withConnection { connection in
-                try connection.transaction { connection -> [Outcome] in
-                    requests.map { appID, events, decoded in
-                        Outcome {
-                            let projector = DeviceProjector(events: decoded)
-                            let results = try Self.appendInSavepoint(appID: appID, events: events, projector: projector, on: connection)
-                            return (results, projector.states)
-                        }
-                    }
-                }
+                try connection.transaction { connection in try Self.appendAll(requests, on: connection) }
             }
             for (request, outcome) in zip(group, outcomes) {
                 request.continuation.resume(with: outcome)
@@ -88,6 +80,57 @@ final class GroupCommitter: Sendable {
             // The commit itself failed: nothing of the group is stored.
             for request in group { request.continuation.resume(throwing: error) }
         }
+    }
+
+    /// Appends the requests of each app as one combined batch, in a savepoint: one set of
+    /// statements for all of them. When an event is refused, its request alone fails and the
+    /// rest are appended again without it.
+    private static func appendAll(
+        _ requests: [(UUID, [NewEvent], [Int: LocationEvent])], on connection: PostgresConnection
+    ) throws -> [Result<([AppendResult], [(StreamKey, Int64, DeviceState)]), any Error>] {
+        var outcomes = [Result<([AppendResult], [(StreamKey, Int64, DeviceState)]), any Error>?](repeating: nil, count: requests.count)
+        for appID in Set(requests.map(\.0)) {
+            var pending = requests.indices.filter { requests[$0].0 == appID }
+            while !pending.isEmpty {
+                // One round: requests whose ids do not repeat an earlier request's in the round.
+                var round: [Int] = []
+                var ids: Set<UUID> = []
+                for index in pending where requests[index].1.allSatisfy({ !ids.contains($0.id) }) {
+                    round.append(index)
+                    ids.formUnion(requests[index].1.map(\.id))
+                }
+                var events: [NewEvent] = []
+                var decoded: [Int: LocationEvent] = [:]
+                var offsets: [Int] = []
+                for index in round {
+                    offsets.append(events.count)
+                    for (position, event) in requests[index].1.enumerated() {
+                        decoded[events.count] = requests[index].2[position]
+                        events.append(event)
+                    }
+                }
+                let projector = DeviceProjector(events: decoded)
+                do {
+                    let results = try appendInSavepoint(appID: appID, events: events, projector: projector, on: connection)
+                    for (number, index) in round.enumerated() {
+                        let end = number + 1 < offsets.count ? offsets[number + 1] : results.count
+                        outcomes[index] = .success((Array(results[offsets[number]..<end]), projector.states))
+                    }
+                    pending.removeAll { round.contains($0) }
+                } catch let error as EventLogError {
+                    // Find the request of the refused event; it fails with its own index.
+                    let failedAt: Int
+                    switch error {
+                    case .versionConflict(let at, _, _, _), .rejected(let at, _): failedAt = at
+                    case .database: throw error
+                    }
+                    let number = offsets.lastIndex { $0 <= failedAt } ?? 0
+                    outcomes[round[number]] = .failure(error.reindexed(failedAt - offsets[number]))
+                    pending.removeAll { $0 == round[number] }
+                }
+            }
+        }
+        return outcomes.map { $0 ?? .failure(PostgresError(.server, message: "request not appended")) }
     }
 
     /// One request in a savepoint: a failure undoes this request alone. A concurrent append of
