@@ -9,9 +9,9 @@ import Synchronization
 /// and each is still acknowledged only after that transaction commits.
 ///
 /// Requests wait in a queue; up to `maxInFlight` drainers each take what is queued (up to
-/// `maxEvents` events), append every request in a savepoint of its own, commit once, and
-/// answer them all. A request that fails (a version conflict, a rule) rolls back to its
-/// savepoint and fails alone; the others commit.
+/// `maxEvents` events), append each app's requests as one combined batch in a savepoint,
+/// commit once, and answer them all. When an event is refused (a version conflict, a rule),
+/// the savepoint is rolled back, that request alone fails, and the others are appended again.
 final class GroupCommitter: Sendable {
     struct Request {
         var appID: UUID
@@ -111,7 +111,8 @@ final class GroupCommitter: Sendable {
                 }
                 let projector = DeviceProjector(events: decoded)
                 do {
-                    let results = try appendInSavepoint(appID: appID, events: events, projector: projector, on: connection)
+                    // Inside the group's transaction, EventLog's append runs in a savepoint.
+                    let results = try EventLog.append(appID: appID, events: events, projector: projector, on: connection)
                     for (number, index) in round.enumerated() {
                         let end = number + 1 < offsets.count ? offsets[number + 1] : results.count
                         outcomes[index] = .success((Array(results[offsets[number]..<end]), projector.states))
@@ -131,23 +132,5 @@ final class GroupCommitter: Sendable {
             }
         }
         return outcomes.map { $0 ?? .failure(PostgresError(.server, message: "request not appended")) }
-    }
-
-    /// One request in a savepoint: a failure undoes this request alone. A concurrent append of
-    /// the same id (unique violation) is retried once, and then answered as a duplicate.
-    private static func appendInSavepoint(
-        appID: UUID, events: [NewEvent], projector: DeviceProjector, on connection: PostgresConnection
-    ) throws -> [AppendResult] {
-        var attempt = 0
-        while true {
-            attempt += 1
-            do {
-                return try connection.transaction { connection in
-                    try EventLog.appendInTransaction(appID: appID, events: events, projector: projector, on: connection)
-                }
-            } catch let error as PostgresError where error.isUniqueViolation && attempt < 3 {
-                continue
-            }
-        }
     }
 }
