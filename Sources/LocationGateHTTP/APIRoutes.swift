@@ -151,7 +151,8 @@ struct APIRoutes {
         let identity = try context.require(.read)
         let key = try streamKey(identity, context)
         let feature = context.parameters.get("feature") ?? ""
-        return try JSONResponse.make(.ok, try await call { try await service.deviceGate(key, feature: feature) })
+        let decision = try await call { try await service.deviceGate(key, feature: feature) }
+        return JSONResponse.make(.ok, data: decision.jsonData)
     }
 
     @Sendable func userGates(_ request: Request, context: AppRequestContext) async throws -> Response {

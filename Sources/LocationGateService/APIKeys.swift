@@ -85,8 +85,16 @@ public final class APIKeys: Sendable {
         cache.withLock { $0 = [:] }
     }
 
+    /// Hex SHA-256 of the key text. On every authenticated request, so no `String(format:)`.
     static func hash(_ key: String) -> String {
-        SHA256.hash(data: Data(key.utf8)).map { String(format: "%02x", $0) }.joined()
+        let digits = Array("0123456789abcdef".utf8)
+        var hex = [UInt8]()
+        hex.reserveCapacity(64)
+        for byte in SHA256.hash(data: Data(key.utf8)) {
+            hex.append(digits[Int(byte >> 4)])
+            hex.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: hex, as: UTF8.self)
     }
 
     static func newKeyText() -> String {

@@ -39,8 +39,25 @@ public final class DeviceStateCache: Sendable {
         shards[shard(key)].withLock { $0[key] }
     }
 
+    /// Identical key sets are shared, not copied per device: most devices of an app report the
+    /// same Info.plist keys, and a set is the largest part of a cached state.
+    private let internedKeySets = Mutex<Set<Set<String>>>([])
+
+    private func intern(_ keys: Set<String>?) -> Set<String>? {
+        guard let keys else { return nil }
+        return internedKeySets.withLock { sets in
+            // firstIndex(of:) hashes: the element returned is the stored one, sharing its storage.
+            if let index = sets.firstIndex(of: keys) { return sets[index] }
+            if sets.count < 10_000 { sets.insert(keys) }
+            return keys
+        }
+    }
+
     /// Stores a state if it is newer than the cached one.
     public func store(_ key: StreamKey, version: Int64, state: DeviceState) {
+        var state = state
+        state.context.usageDescriptions = intern(state.context.usageDescriptions)
+        state.context.temporaryUsagePurposeKeys = intern(state.context.temporaryUsagePurposeKeys)
         shards[shard(key)].withLock { entries in
             if let current = entries[key], current.version >= version { return }
             entries[key] = Entry(version: version, state: state)

@@ -1,0 +1,26 @@
+import Foundation
+import LocationAuthorization
+import Testing
+
+@testable import LocationGateHTTP
+
+@Suite("The hand-written gate JSON equals the Codable form")
+struct GateDecisionJSONTests {
+    @Test("Every reason and action, with and without missing keys, with characters to escape")
+    func sameJSON() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        for (index, reason) in GateReason.allCases.enumerated() {
+            let action = GateAction.allCases[index % GateAction.allCases.count]
+            let decision = GateDecision(
+                feature: index % 2 == 0 ? "arrival-lights" : "odd \"key\" \\ \u{1}", enabled: index % 3 == 0, reason: reason,
+                action: action, status: AuthorizationStatus.allCases[index % 5], provisional: index % 2 == 1,
+                temporary: index % 4 == 1, accuracy: index % 2 == 0 ? .full : .reduced, requiredTier: index % 2 == 0 ? .always : .whenInUse,
+                version: Int64(index * 1000), missingKeys: index % 3 == 1 ? ["NSLocationWhenInUseUsageDescription", "x"] : nil)
+            let expected = try JSONSerialization.jsonObject(with: encoder.encode(decision)) as? NSDictionary
+            let actual = try JSONSerialization.jsonObject(with: decision.jsonData) as? NSDictionary
+            #expect(actual == expected, "\(String(decoding: decision.jsonData, as: UTF8.self))")
+            #expect(try JSONDecoder().decode(GateDecision.self, from: decision.jsonData) == decision)
+        }
+    }
+}
