@@ -16,8 +16,6 @@ public struct ServerConfiguration: Sendable {
     public var rateLimit: Double?
     /// Tokens a key may spend at once; defaults to one second's worth.
     public var rateLimitBurst: Double?
-    /// How often the cache follower polls when no notification arrives.
-    public var pollInterval: Duration = .milliseconds(500)
 
     public init() {}
 }
@@ -28,7 +26,7 @@ public func buildApplication(
     service: GateService, configuration: ServerConfiguration, registry: PrometheusCollectorRegistry? = nil,
     logger: Logger
 ) -> some ApplicationProtocol {
-    let follower = CacheFollower(service: service, pollInterval: configuration.pollInterval, logger: logger)
+    let follower = CacheFollower(service: service, logger: logger)
     let router = buildRouter(service: service, follower: follower, configuration: configuration, registry: registry)
     return Application(
         router: router,

@@ -17,7 +17,7 @@ public final class CacheFollower: Service, Sendable {
     private let logger: Logger
     private let listening = Mutex(false)
 
-    public init(service: GateService, pollInterval: Duration = .milliseconds(500), logger: Logger) {
+    public init(service: GateService, logger: Logger) {
         self.service = service
         self.logger = logger
     }

@@ -6,10 +6,9 @@ import Synchronization
 /// Device states in memory, so that gates are answered without a database round trip.
 ///
 /// Entries only move forward: a state is stored only if its version is newer than what the
-/// cache holds. The writing process stores what its append computed; other processes follow
-/// the log (`CacheFollower`) and fold each event onto the cached state with the same pure
-/// reducer, or drop the entry when notified of a newer version (`CacheFollower`); the next read
-/// then loads it from `device_states`.
+/// cache holds. The writing process stores what its append computed; other processes drop the
+/// entry when notified of a newer version (`CacheFollower`), and the next read loads it from
+/// `device_states`.
 public final class DeviceStateCache: Sendable {
     public struct Entry: Sendable {
         public var version: Int64
@@ -61,29 +60,6 @@ public final class DeviceStateCache: Sendable {
         shards[shard(key)].withLock { entries in
             if let current = entries[key], current.version >= version { return }
             entries[key] = Entry(version: version, state: state)
-        }
-    }
-
-    /// Folds one event from the log onto the cached state. Returns false when the cache did not
-    /// hold the stream at the previous version (the entry is dropped if it was behind).
-    @discardableResult
-    public func apply(_ key: StreamKey, version: Int64, event: LocationEvent) -> Bool {
-        shards[shard(key)].withLock { entries in
-            guard let current = entries[key] else { return false }
-            if current.version >= version { return true }
-            guard current.version == version - 1 else {
-                entries[key] = nil
-                return false
-            }
-            var state = current.state
-            // The writer accepted this event; a rejection here would mean diverging rules, and
-            // dropping the entry makes the next read load the writer's state.
-            guard (try? state.apply(event)) != nil else {
-                entries[key] = nil
-                return false
-            }
-            entries[key] = Entry(version: version, state: state)
-            return true
         }
     }
 
