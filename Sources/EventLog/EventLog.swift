@@ -261,17 +261,25 @@ public struct EventLog: Sendable {
 
     /// Where the named subscriber has read up to; `.start` when it never saved one.
     public func checkpoint(named name: String) async throws -> LogPosition {
-        try await pool.withConnection { connection in
-            let rows = try connection.query(
-                "SELECT tx_id::text, position FROM subscription_checkpoints WHERE name = \(name)")
-            guard let row = rows.first else { return .start }
-            return LogPosition(transactionID: try row.decode(0), position: try row.decode(1))
-        }
+        try await pool.withConnection { connection in try Self.checkpoint(named: name, on: connection) }
     }
 
     /// Saves the named subscriber's position.
     public func saveCheckpoint(_ position: LogPosition, named name: String) async throws {
-        try await pool.query(
+        try await pool.withConnection { connection in try Self.saveCheckpoint(position, named: name, on: connection) }
+    }
+
+    /// The checkpoint on a connection the caller holds, for a subscriber that saves it in the
+    /// transaction that processed the events (exactly-once).
+    public static func checkpoint(named name: String, on connection: PostgresConnection) throws -> LogPosition {
+        let rows = try connection.query(
+            "SELECT tx_id::text, position FROM subscription_checkpoints WHERE name = \(name)")
+        guard let row = rows.first else { return .start }
+        return LogPosition(transactionID: try row.decode(0), position: try row.decode(1))
+    }
+
+    public static func saveCheckpoint(_ position: LogPosition, named name: String, on connection: PostgresConnection) throws {
+        try connection.query(
             """
             INSERT INTO subscription_checkpoints (name, tx_id, position)
             VALUES (\(name), \(String(position.transactionID))::xid8, \(position.position))

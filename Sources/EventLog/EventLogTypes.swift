@@ -21,12 +21,7 @@ public struct StreamKey: Sendable, Hashable, Comparable, CustomStringConvertible
     /// The stream's advisory-lock key: FNV-1a over app, user and device. A collision only makes
     /// two streams take turns.
     var lockKey: Int64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in appID.uuidString.utf8.lazy + [0] + userID.utf8 + [0] + deviceID.utf8 {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x100_0000_01b3
-        }
-        return Int64(bitPattern: hash)
+        Int64(bitPattern: FNV1a.hash(appID.uuidString.utf8.lazy + [0] + userID.utf8 + [0] + deviceID.utf8))
     }
 }
 

@@ -105,11 +105,6 @@ public enum MigrationError: Error, CustomStringConvertible {
 extension SchemaMigration {
     /// FNV-1a of the SQL text: enough to notice an edited migration.
     var checksum: String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in sql.utf8 {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x100_0000_01b3
-        }
-        return String(hash, radix: 16)
+        String(FNV1a.hash(sql.utf8), radix: 16)
     }
 }

@@ -148,12 +148,7 @@ struct OFREPRoutes {
 
     /// FNV-1a of the body, for the ETag.
     static func digest(_ data: Data) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in data {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x100_0000_01b3
-        }
-        return String(hash, radix: 16)
+        String(FNV1a.hash(data), radix: 16)
     }
 }
 

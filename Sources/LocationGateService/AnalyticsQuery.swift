@@ -266,7 +266,7 @@ extension GateService {
     /// counted yet, so an acknowledged append is always in the figures.
     public func analytics(_ query: AnalyticsQuery) async throws(ServiceError) -> [AnalyticsQuery.Row] {
         try await database {
-            try await AnalyticsRollup(pool: pool, logger: logger).catchUp(waitForCommitsBefore: .now)
+            try await AnalyticsRollup(pool: pool, logger: logger).catchUp(waitForInFlightCommits: true)
             return try await pool.withConnection { connection in try query.run(on: connection) }
         }
     }

@@ -111,12 +111,12 @@ public final class AnalyticsRollup: Service, Sendable {
 
     /// Counts everything readable now; returns the events counted.
     ///
-    /// With `waitForCommitsBefore`, it first waits (up to two seconds) until every transaction
-    /// that had started by then has finished, so that every append acknowledged before the
-    /// call is readable in global order and counted: analytics read their writes.
+    /// With `waitForInFlightCommits`, it first waits (up to two seconds) until every transaction
+    /// running at the call has finished, so that every append acknowledged before the call is
+    /// readable in global order and counted: analytics read their writes.
     @discardableResult
-    public func catchUp(pageSize: Int = 5000, waitForCommitsBefore: ContinuousClock.Instant? = nil) async throws -> Int {
-        if waitForCommitsBefore != nil {
+    public func catchUp(pageSize: Int = 5000, waitForInFlightCommits: Bool = false) async throws -> Int {
+        if waitForInFlightCommits {
             let target = try await pool.query("SELECT pg_snapshot_xmax(pg_current_snapshot())::text").first?.decode(0, as: String.self) ?? "0"
             let deadline = ContinuousClock.now + .seconds(2)
             while ContinuousClock.now < deadline {
@@ -152,19 +152,11 @@ public final class AnalyticsRollup: Service, Sendable {
     }
 
     static func checkpoint(on connection: PostgresConnection) throws -> LogPosition {
-        let rows = try connection.query(
-            "SELECT tx_id::text, position FROM subscription_checkpoints WHERE name = \(checkpointName)")
-        guard let row = rows.first else { return .start }
-        return LogPosition(transactionID: try row.decode(0), position: try row.decode(1))
+        try EventLog.checkpoint(named: checkpointName, on: connection)
     }
 
     static func saveCheckpoint(_ position: LogPosition, on connection: PostgresConnection) throws {
-        try connection.query(
-            """
-            INSERT INTO subscription_checkpoints (name, tx_id, position)
-            VALUES (\(checkpointName), \(String(position.transactionID))::xid8, \(position.position))
-            ON CONFLICT (name) DO UPDATE SET tx_id = excluded.tx_id, position = excluded.position, updated_at = now()
-            """)
+        try EventLog.saveCheckpoint(position, named: checkpointName, on: connection)
     }
 
     public func run() async throws {

@@ -2,7 +2,6 @@ import ArgumentParser
 import EventLog
 import LocationGateSchema
 import Logging
-import PostgresClient
 
 /// `locgate migrate`: applies the pending migrations of `Schema/`.
 struct MigrateCommand: AsyncParsableCommand {
@@ -12,21 +11,10 @@ struct MigrateCommand: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOptions
 
     func run() async throws {
-        try await CommandFailure.reporting { try await runCommand() }
-    }
-
-    private func runCommand() async throws {
-        LocgateCommand.bootstrapLogging(level: database.level)
-        let logger = Logger(label: "locgate.migrate")
-        let pool = try database.makePool(size: 1, logger: logger)
-        let migrator = SchemaMigrator(pool: pool, migrations: try SchemaMigrations.load(), logger: logger)
-        do {
+        try await withPool(database, size: 1, label: "locgate.migrate") { pool, logger in
+            let migrator = SchemaMigrator(pool: pool, migrations: try SchemaMigrations.load(), logger: logger)
             let applied = try await migrator.migrate()
             logger.info("schema is up to date", metadata: ["applied": "\(applied.count)", "known": "\(migrator.migrations.count)"])
-            await pool.close()
-        } catch {
-            await pool.close()
-            throw error
         }
     }
 }
