@@ -37,8 +37,7 @@ public struct RollupCounts: Sendable {
     }
 
     static func choice(in data: String) -> PromptChoice? {
-        struct Answer: Decodable { var choice: PromptChoice }
-        return (try? JSONText.decode(Answer.self, data))?.choice
+        JSONNode.parse(data)?.value("choice", as: PromptChoice.self)
     }
 
     /// The UTC day of a time, as `YYYY-MM-DD`.
@@ -143,7 +142,7 @@ public final class AnalyticsRollup: Service, Sendable {
         guard let last = events.last else { return 0 }
         var counts = RollupCounts()
         for event in events {
-            guard let text = event.outcome, let outcome = try? JSONText.decode(EventOutcome.self, text) else { continue }
+            guard let text = event.outcome, let outcome = try? JSONText.outcome(text) else { continue }
             counts.add(appID: event.stream.appID, occurredAt: event.occurredAt, type: event.type, data: event.data, outcome: outcome)
         }
         try counts.upsert(on: connection)

@@ -11,20 +11,25 @@ import Synchronization
 final class DeviceProjector: AppendProjector {
     /// The decoded events by batch index; the log only carries their JSON.
     private let events: [Int: LocationEvent]
-    private let projected = Mutex<[(StreamKey, Int64, DeviceState)]>([])
+    private let projected = Mutex<(states: [(StreamKey, Int64, DeviceState)], outcomes: [Int: EventOutcome])>(([], [:]))
 
     init(events: [Int: LocationEvent]) {
         self.events = events
     }
 
     /// The states the append wrote, for the cache once it has committed.
-    var states: [(StreamKey, Int64, DeviceState)] { projected.withLock { $0 } }
+    var states: [(StreamKey, Int64, DeviceState)] { projected.withLock { $0.states } }
+
+    /// The outcome of each appended event by batch index, so that the answer to the request
+    /// need not read back the JSON it stored.
+    var outcomes: [Int: EventOutcome] { projected.withLock { $0.outcomes } }
 
     func project(_ appends: [StreamAppend], on connection: PostgresConnection) throws -> [[String?]] {
         guard let appID = appends.first?.stream.appID else { return [] }
         let current = try DeviceStateStore.load(appID: appID, keys: appends.map(\.stream), on: connection)
         var outcomes: [[String?]] = []
         var written: [DeviceStateStore.Row] = []
+        var outcomesByIndex: [Int: EventOutcome] = [:]
         for append in appends {
             var device = current[append.stream] ?? DeviceStateStore.Row(key: append.stream, version: 0, state: DeviceState(), milestones: [])
             var streamOutcomes: [String?] = []
@@ -38,14 +43,15 @@ final class DeviceProjector: AppendProjector {
                 } catch {
                     throw EventLogError.rejected(index: planned.index, reason: error)
                 }
-                streamOutcomes.append(try JSONText.encode(outcome))
+                streamOutcomes.append(outcome.storedJSON)
+                outcomesByIndex[planned.index] = outcome
             }
             device.version = append.events.last?.version ?? append.previousVersion
             written.append(device)
             outcomes.append(streamOutcomes)
         }
         try DeviceStateStore.save(appID: appID, written, on: connection)
-        projected.withLock { $0 = written.map { ($0.key, $0.version, $0.state) } }
+        projected.withLock { $0 = (written.map { ($0.key, $0.version, $0.state) }, outcomesByIndex) }
         return outcomes
     }
 }
@@ -81,13 +87,13 @@ public enum DeviceStateStore {
             FROM unnest(\(PostgresArray(keys.map(\.userID))), \(PostgresArray(keys.map(\.deviceID)))) AS k(u, d)
             CROSS JOIN LATERAL (
                 SELECT user_id, device_id, version, state, milestones FROM device_states
-                WHERE app_id = \(appID) AND user_id = k.u AND device_id = k.d) AS s
+                WHERE app_id = \(appID) AND user_id = k.u AND device_id = k.d LIMIT 1) AS s
             """)
         var states: [StreamKey: Row] = [:]
         for row in rows {
             let key = StreamKey(appID: appID, userID: try row.decode(0), deviceID: try row.decode(1))
             states[key] = Row(
-                key: key, version: try row.decode(2), state: try JSONText.decode(DeviceState.self, try row.decode(3)),
+                key: key, version: try row.decode(2), state: try JSONText.state(try row.decode(3)),
                 milestones: DeviceMilestones(rawValue: try row.decode(4)))
         }
         return states
@@ -101,14 +107,14 @@ public enum DeviceStateStore {
             WHERE app_id = \(appID) AND user_id = \(userID) ORDER BY device_id
             """)
         return try rows.map { row in
-            (try row.decode(0), DeviceStateCache.Entry(version: try row.decode(1), state: try JSONText.decode(DeviceState.self, try row.decode(2))))
+            (try row.decode(0), DeviceStateCache.Entry(version: try row.decode(1), state: try JSONText.state(try row.decode(2))))
         }
     }
 
     /// Upserts devices of one app.
     public static func save(appID: UUID, _ devices: [Row], on connection: PostgresConnection) throws {
         guard !devices.isEmpty else { return }
-        let texts = try devices.map { try JSONText.encode($0.state) }
+        let texts = devices.map(\.state.storedJSON)
         try connection.query(
             """
             INSERT INTO device_states (app_id, user_id, device_id, version, state, status, provisional, platform, os_major, app_version, milestones)

@@ -60,39 +60,33 @@ public final class GateService: Sendable {
         newEvents.reserveCapacity(submissions.count)
         for (index, submission) in submissions.enumerated() {
             decoded[index] = submission.event
-            let data: String
-            do {
-                data = try JSONText.encode(EventDataOnly(event: submission.event))
-            } catch {
-                throw ServiceError(.invalidRequest, "event \(index) could not be encoded", index: index)
-            }
             newEvents.append(NewEvent(
                 id: submission.id, userID: submission.userId, deviceID: submission.deviceId,
-                type: submission.event.type.rawValue, data: data, occurredAt: submission.occurredAt,
+                type: submission.event.type.rawValue, data: submission.event.dataJSON, occurredAt: submission.occurredAt,
                 expectedVersion: submission.expectedVersion))
         }
-        let results: [AppendResult]
-        let states: [(StreamKey, Int64, DeviceState)]
+        let committed: CommittedAppend
         do {
             if newEvents.count <= Self.groupCommitLimit {
-                (results, states) = try await committer.append(appID: appID, events: newEvents, decoded: decoded)
+                committed = try await committer.append(appID: appID, events: newEvents, decoded: decoded)
             } else {
                 let projector = DeviceProjector(events: decoded)
-                results = try await log.append(appID: appID, events: newEvents, projector: projector)
-                states = projector.states
+                let results = try await log.append(appID: appID, events: newEvents, projector: projector)
+                committed = CommittedAppend(results: results, outcomes: projector.outcomes, states: projector.states)
             }
         } catch {
             rejections.increment()
             if let error = error as? EventLogError { throw Self.translate(error) }
             throw Self.translate(database: error)
         }
-        for (key, version, state) in states {
+        for (key, version, state) in committed.states {
             cache.store(key, version: version, state: state)
         }
-        eventsAppended.increment(by: results.filter { !$0.duplicate }.count)
+        eventsAppended.increment(by: committed.results.filter { !$0.duplicate }.count)
         do {
-            return try results.map { result in
-                let outcome = try JSONText.decode(EventOutcome.self, result.outcome ?? "{}")
+            return try committed.results.enumerated().map { index, result in
+                // A new event's outcome is the one just computed; a duplicate's is read back.
+                let outcome = try committed.outcomes[index] ?? JSONText.outcome(result.outcome ?? "{}")
                 return EventResult(
                     id: result.id.uuidString.lowercased(), userId: result.userID, deviceId: result.deviceID,
                     version: result.version, effects: outcome.effects, status: outcome.after.status,
@@ -279,7 +273,7 @@ public final class GateService: Sendable {
         let page = events.prefix(limit)
         let entries = try page.map { recorded throws(ServiceError) -> HistoryPage.Entry in
             do {
-                let outcome = try JSONText.decode(EventOutcome.self, recorded.outcome ?? "{}")
+                let outcome = try JSONText.outcome(recorded.outcome ?? "{}")
                 return HistoryPage.Entry(
                     version: recorded.version, id: recorded.id.uuidString.lowercased(), type: recorded.type,
                     data: try JSONText.decode(JSONValue.self, recorded.data),
@@ -294,19 +288,6 @@ public final class GateService: Sendable {
 
     /// The domain event of a stored one.
     static func decode(_ recorded: RecordedEvent) -> LocationEvent? {
-        try? EventCoding.decodeEvent(#"{"type":"\#(recorded.type)","data":\#(recorded.data)}"#)
-    }
-}
-
-/// The `data` object of an event, as the log stores it.
-struct EventDataOnly: Encodable {
-    var event: LocationEvent
-
-    func encode(to encoder: any Encoder) throws {
-        // LocationEvent encodes {type, data}; the log keeps type in its own column.
-        struct Wrapper: Decodable { var data: JSONValue }
-        let full = try JSONText.encode(event)
-        let data = try JSONText.decode(Wrapper.self, full).data
-        try data.encode(to: encoder)
+        try? JSONText.event(type: recorded.type, data: recorded.data)
     }
 }

@@ -5,6 +5,14 @@ import Logging
 import PostgresClient
 import Synchronization
 
+/// What an append stored, for the answer to its request and for the cache.
+struct CommittedAppend: Sendable {
+    var results: [AppendResult]
+    /// The outcome of each new event, by its index in the request; duplicates have none here.
+    var outcomes: [Int: EventOutcome]
+    var states: [(StreamKey, Int64, DeviceState)]
+}
+
 /// Group commit for small appends: concurrent requests share one transaction and its fsync,
 /// and each is still acknowledged only after that transaction commits.
 ///
@@ -17,7 +25,7 @@ final class GroupCommitter: Sendable {
         var appID: UUID
         var events: [NewEvent]
         var decoded: [Int: LocationEvent]
-        var continuation: CheckedContinuation<([AppendResult], [(StreamKey, Int64, DeviceState)]), any Error>
+        var continuation: CheckedContinuation<CommittedAppend, any Error>
     }
 
     private struct State {
@@ -37,7 +45,7 @@ final class GroupCommitter: Sendable {
     }
 
     /// Appends one request's events; returns when they are durable.
-    func append(appID: UUID, events: [NewEvent], decoded: [Int: LocationEvent]) async throws -> ([AppendResult], [(StreamKey, Int64, DeviceState)]) {
+    func append(appID: UUID, events: [NewEvent], decoded: [Int: LocationEvent]) async throws -> CommittedAppend {
         try await withCheckedThrowingContinuation { continuation in
             let startDrainer = state.withLock { state -> Bool in
                 state.queue.append(Request(appID: appID, events: events, decoded: decoded, continuation: continuation))
@@ -67,7 +75,7 @@ final class GroupCommitter: Sendable {
     }
 
     private func commit(_ group: [Request]) async {
-        typealias Outcome = Result<([AppendResult], [(StreamKey, Int64, DeviceState)]), any Error>
+        typealias Outcome = Result<CommittedAppend, any Error>
         let requests = group.map { ($0.appID, $0.events, $0.decoded) }
         do {
             let outcomes: [Outcome] = try await pool.withConnection { connection in
@@ -87,8 +95,14 @@ final class GroupCommitter: Sendable {
     /// rest are appended again without it.
     private static func appendAll(
         _ requests: [(UUID, [NewEvent], [Int: LocationEvent])], on connection: PostgresConnection
-    ) throws -> [Result<([AppendResult], [(StreamKey, Int64, DeviceState)]), any Error>] {
-        var outcomes = [Result<([AppendResult], [(StreamKey, Int64, DeviceState)]), any Error>?](repeating: nil, count: requests.count)
+    ) throws -> [Result<CommittedAppend, any Error>] {
+        var outcomes = [Result<CommittedAppend, any Error>?](repeating: nil, count: requests.count)
+        // Every stream of the group is locked before the first append writes: a later app's
+        // append (or a retried round) waiting for a lock after the transaction got its id
+        // would put that stream's events out of version order in the global order.
+        try EventLog.lock(requests.flatMap { request in
+            request.1.map { StreamKey(appID: request.0, userID: $0.userID, deviceID: $0.deviceID) }
+        }, on: connection)
         for appID in Set(requests.map(\.0)) {
             var pending = requests.indices.filter { requests[$0].0 == appID }
             while !pending.isEmpty {
@@ -115,7 +129,11 @@ final class GroupCommitter: Sendable {
                     let results = try EventLog.append(appID: appID, events: events, projector: projector, on: connection)
                     for (number, index) in round.enumerated() {
                         let end = number + 1 < offsets.count ? offsets[number + 1] : results.count
-                        outcomes[index] = .success((Array(results[offsets[number]..<end]), projector.states))
+                        let eventOutcomes = projector.outcomes
+                        var own: [Int: EventOutcome] = [:]
+                        for position in offsets[number]..<end { own[position - offsets[number]] = eventOutcomes[position] }
+                        outcomes[index] = .success(CommittedAppend(
+                            results: Array(results[offsets[number]..<end]), outcomes: own, states: projector.states))
                     }
                     pending.removeAll { round.contains($0) }
                 } catch let error as EventLogError {

@@ -194,7 +194,7 @@ public struct Replay: Sendable {
                 binds: filter.binds)) {
                 let key = StreamKey(appID: try row.decode(0), userID: try row.decode(1), deviceID: try row.decode(2))
                 devices[key] = DeviceStateStore.Row(
-                    key: key, version: try row.decode(3), state: try JSONText.decode(DeviceState.self, try row.decode(4)),
+                    key: key, version: try row.decode(3), state: try JSONText.state(try row.decode(4)),
                     milestones: DeviceMilestones(rawValue: try row.decode(5)))
             }
             return devices

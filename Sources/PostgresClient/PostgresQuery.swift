@@ -151,23 +151,27 @@ public struct PostgresArray: PostgresEncodable, Hashable {
     public init(_ values: [Date]) { self.init(values.map(PostgresTimestamp.format), typeOID: PostgresType.timestamptzArray) }
     public init(json values: [String?]) { self.init(values, typeOID: PostgresType.jsonbArray) }
 
-    /// The array literal: every element quoted, `"` and `\` escaped, NULL unquoted.
+    /// The array literal: every element quoted, `"` and `\` escaped, NULL unquoted. Built as
+    /// UTF-8 bytes: bulk statements send thousands of elements, and appending them scalar by
+    /// scalar to a `String` was a quarter of a 1,000-event append's time.
     public var postgresBind: PostgresBind {
-        var text = "{"
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(2 + elements.reduce(0) { $0 + ($1?.utf8.count ?? 4) + 3 })
+        bytes.append(UInt8(ascii: "{"))
         for (index, element) in elements.enumerated() {
-            if index > 0 { text += "," }
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
             guard let element else {
-                text += "NULL"
+                bytes.append(contentsOf: "NULL".utf8)
                 continue
             }
-            text += "\""
-            for character in element.unicodeScalars {
-                if character == "\"" || character == "\\" { text += "\\" }
-                text.unicodeScalars.append(character)
+            bytes.append(UInt8(ascii: "\""))
+            for byte in element.utf8 {
+                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { bytes.append(UInt8(ascii: "\\")) }
+                bytes.append(byte)
             }
-            text += "\""
+            bytes.append(UInt8(ascii: "\""))
         }
-        text += "}"
-        return PostgresBind(text: text, typeOID: typeOID)
+        bytes.append(UInt8(ascii: "}"))
+        return PostgresBind(text: String(decoding: bytes, as: UTF8.self), typeOID: typeOID)
     }
 }

@@ -1,0 +1,279 @@
+/// A parsed JSON value, for reading back what the service itself stored (event data, outcomes,
+/// device states) without Foundation's `JSONDecoder`, which a profile of the replay found to
+/// cost a fifth of its time.
+///
+/// Client input still goes through `Codable`, whose errors name the offending field; readers
+/// built on this return nil on anything unexpected, and their callers fall back to `Codable`.
+public enum JSONNode: Sendable, Equatable {
+    case null
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    case array([JSONNode])
+    /// Members in document order; objects here have a dozen keys, so a linear search is cheaper
+    /// than hashing into a dictionary.
+    case object([Member])
+
+    public struct Member: Sendable, Equatable {
+        public var key: String
+        public var value: JSONNode
+    }
+
+    /// Parses JSON text; nil when it is not valid JSON.
+    public static func parse(_ text: String) -> JSONNode? {
+        var text = text
+        return text.withUTF8 { buffer in
+            var parser = Parser(bytes: buffer)
+            guard let value = parser.value() else { return nil }
+            parser.skipSpace()
+            return parser.index == buffer.count ? value : nil
+        }
+    }
+
+    /// The value of an object's key; nil when absent or when this is not an object.
+    public subscript(key: String) -> JSONNode? {
+        guard case .object(let members) = self else { return nil }
+        for member in members where member.key == key { return member.value }
+        return nil
+    }
+
+    public var string: String? {
+        if case .string(let value) = self { return value }
+        return nil
+    }
+
+    public var bool: Bool? {
+        if case .bool(let value) = self { return value }
+        return nil
+    }
+
+    /// An integral number.
+    public var int: Int? {
+        guard case .number(let value) = self, let exact = Int(exactly: value) else { return nil }
+        return exact
+    }
+
+    public var array: [JSONNode]? {
+        if case .array(let values) = self { return values }
+        return nil
+    }
+
+    public var isNull: Bool { self == .null }
+
+    /// An optional member: `.some(nil)` when absent or null, nil when present but not what
+    /// `read` accepts.
+    public func optional<Value>(_ key: String, _ read: (JSONNode) -> Value?) -> Value?? {
+        guard let node = self[key], !node.isNull else { return .some(nil) }
+        return read(node).map { .some($0) }
+    }
+
+    /// An optional member naming a case of a `String` enum, as `optional(_:_:)`.
+    public func optional<Value: RawRepresentable>(_ key: String, as type: Value.Type) -> Value?? where Value.RawValue == String {
+        optional(key) { $0.string.flatMap(Value.init(rawValue:)) }
+    }
+
+    /// A string member that names a case of a `String` enum.
+    public func value<Value: RawRepresentable>(_ key: String, as type: Value.Type) -> Value? where Value.RawValue == String {
+        self[key]?.string.flatMap(Value.init(rawValue:))
+    }
+}
+
+extension JSONNode {
+    struct Parser {
+        let bytes: UnsafeBufferPointer<UInt8>
+        var index = 0
+
+        init(bytes: UnsafeBufferPointer<UInt8>) {
+            self.bytes = bytes
+        }
+
+        mutating func skipSpace() {
+            while index < bytes.count {
+                switch bytes[index] {
+                case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"): index += 1
+                default: return
+                }
+            }
+        }
+
+        mutating func value() -> JSONNode? {
+            skipSpace()
+            guard index < bytes.count else { return nil }
+            switch bytes[index] {
+            case UInt8(ascii: "{"): return object()
+            case UInt8(ascii: "["): return array()
+            case UInt8(ascii: "\""): return string().map(JSONNode.string)
+            case UInt8(ascii: "t"): return literal("true", .bool(true))
+            case UInt8(ascii: "f"): return literal("false", .bool(false))
+            case UInt8(ascii: "n"): return literal("null", .null)
+            default: return number()
+            }
+        }
+
+        private mutating func literal(_ word: StaticString, _ value: JSONNode) -> JSONNode? {
+            let count = word.utf8CodeUnitCount
+            guard index + count <= bytes.count else { return nil }
+            for offset in 0..<count where bytes[index + offset] != word.utf8Start[offset] { return nil }
+            index += count
+            return value
+        }
+
+        private mutating func object() -> JSONNode? {
+            index += 1
+            var members: [Member] = []
+            skipSpace()
+            if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+                index += 1
+                return .object(members)
+            }
+            while true {
+                skipSpace()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: "\""), let key = string() else { return nil }
+                skipSpace()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return nil }
+                index += 1
+                guard let value = value() else { return nil }
+                members.append(Member(key: key, value: value))
+                skipSpace()
+                guard index < bytes.count else { return nil }
+                if bytes[index] == UInt8(ascii: ",") {
+                    index += 1
+                } else if bytes[index] == UInt8(ascii: "}") {
+                    index += 1
+                    return .object(members)
+                } else {
+                    return nil
+                }
+            }
+        }
+
+        private mutating func array() -> JSONNode? {
+            index += 1
+            var values: [JSONNode] = []
+            skipSpace()
+            if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+                index += 1
+                return .array(values)
+            }
+            while true {
+                guard let value = value() else { return nil }
+                values.append(value)
+                skipSpace()
+                guard index < bytes.count else { return nil }
+                if bytes[index] == UInt8(ascii: ",") {
+                    index += 1
+                } else if bytes[index] == UInt8(ascii: "]") {
+                    index += 1
+                    return .array(values)
+                } else {
+                    return nil
+                }
+            }
+        }
+
+        /// A string at `index` (which is its opening quote).
+        private mutating func string() -> String? {
+            index += 1
+            let start = index
+            // The common case: no escapes, one copy of the bytes.
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: "\"") {
+                    let value = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+                    index += 1
+                    return value
+                }
+                if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+                index += 1
+            }
+            var decoded = Array(bytes[start..<index])
+            while index < bytes.count {
+                let byte = bytes[index]
+                index += 1
+                switch byte {
+                case UInt8(ascii: "\""):
+                    return String(decoding: decoded, as: UTF8.self)
+                case UInt8(ascii: "\\"):
+                    guard index < bytes.count else { return nil }
+                    let escape = bytes[index]
+                    index += 1
+                    switch escape {
+                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): decoded.append(escape)
+                    case UInt8(ascii: "b"): decoded.append(0x08)
+                    case UInt8(ascii: "f"): decoded.append(0x0C)
+                    case UInt8(ascii: "n"): decoded.append(0x0A)
+                    case UInt8(ascii: "r"): decoded.append(0x0D)
+                    case UInt8(ascii: "t"): decoded.append(0x09)
+                    case UInt8(ascii: "u"):
+                        guard var scalar = hex4() else { return nil }
+                        if (0xD800..<0xDC00).contains(scalar) {
+                            guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else { return nil }
+                            index += 2
+                            guard let low = hex4(), (0xDC00..<0xE000).contains(low) else { return nil }
+                            scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                        }
+                        guard let unicode = Unicode.Scalar(scalar) else { return nil }
+                        decoded.append(contentsOf: String(Character(unicode)).utf8)
+                    default:
+                        return nil
+                    }
+                case 0..<0x20:
+                    return nil
+                default:
+                    decoded.append(byte)
+                }
+            }
+            return nil
+        }
+
+        private mutating func hex4() -> UInt32? {
+            guard index + 4 <= bytes.count else { return nil }
+            var value: UInt32 = 0
+            for _ in 0..<4 {
+                let byte = bytes[index]
+                index += 1
+                let digit: UInt8
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+                case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+                default: return nil
+                }
+                value = value << 4 | UInt32(digit)
+            }
+            return value
+        }
+
+        private mutating func number() -> JSONNode? {
+            let start = index
+            var integral = true
+            var value: Int64 = 0
+            var negative = false
+            if index < bytes.count, bytes[index] == UInt8(ascii: "-") {
+                negative = true
+                index += 1
+            }
+            let digitsStart = index
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") {
+                    if integral {
+                        let (times, overflow1) = value.multipliedReportingOverflow(by: 10)
+                        let (sum, overflow2) = times.addingReportingOverflow(Int64(byte - UInt8(ascii: "0")))
+                        if overflow1 || overflow2 { integral = false } else { value = sum }
+                    }
+                } else if byte == UInt8(ascii: ".") || byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E")
+                    || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") {
+                    integral = false
+                } else {
+                    break
+                }
+                index += 1
+            }
+            guard index > digitsStart else { return nil }
+            if integral { return .number(Double(negative ? -value : value)) }
+            let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+            return Double(text).map(JSONNode.number)
+        }
+    }
+}

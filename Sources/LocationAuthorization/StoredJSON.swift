@@ -1,0 +1,273 @@
+/// The JSON forms the service writes on every append and reads back on every replay and state
+/// load, written and read by hand (`JSONWriter`, `JSONNode`) because Foundation's coders were
+/// most of the cost of both. They are the same forms as the `Codable` conformances: the tests
+/// decode what these write with `JSONDecoder`, and read what `JSONEncoder` writes.
+///
+/// The readers are for stored JSON that this code wrote. They return nil on anything else, and
+/// callers then fall back to `Codable`, which reports what is wrong.
+
+extension LocationEvent {
+    /// The `data` object, as the log stores it (the type has a column of its own).
+    public var dataJSON: String {
+        var writer = JSONWriter(capacity: 64)
+        writeData(to: &writer)
+        return writer.text
+    }
+
+    public func writeData(to writer: inout JSONWriter) {
+        if case .contextReported(let context) = self {
+            context.write(to: &writer)
+            return
+        }
+        writer.objectStart()
+        switch self {
+        case .contextReported:
+            break
+        case .authorizationRequested(let request):
+            writer.field("request", request.kind)
+            writer.fieldIfPresent("purposeKey", request.purposeKey)
+        case .promptResponded(let choice):
+            writer.field("choice", choice)
+        case .alwaysEventOccurred(let service):
+            writer.field("service", service)
+        case .appStateChanged(let state, let indicator):
+            writer.field("state", state)
+            writer.field("backgroundIndicator", indicator)
+        case .settingsChanged(let authorization, let precise):
+            writer.fieldIfPresent("authorization", authorization)
+            writer.fieldIfPresent("preciseLocation", precise)
+        case .locationServicesChanged(let enabled):
+            writer.field("enabled", enabled)
+        case .restrictionChanged(let restricted):
+            writer.field("restricted", restricted)
+        case .statusObserved(let status, let accuracy):
+            writer.field("status", status)
+            writer.fieldIfPresent("accuracy", accuracy)
+        }
+        writer.objectEnd()
+    }
+
+    /// An event read back from the log's `type` and `data` columns; nil when they are not a
+    /// form this code writes.
+    public init?(storedType: String, data: String) {
+        guard let type = EventType(rawValue: storedType), let node = JSONNode.parse(data) else { return nil }
+        self.init(type: type, data: node)
+    }
+
+    init?(type: EventType, data: JSONNode) {
+        guard case .object = data else { return nil }
+        switch type {
+        case .contextReported:
+            guard let context = DeviceContext(node: data) else { return nil }
+            self = .contextReported(context)
+        case .authorizationRequested:
+            guard let kind = data.value("request", as: RequestKind.self) else { return nil }
+            guard let purposeKey = data.optional("purposeKey", \.string) else { return nil }
+            if kind == .temporaryFullAccuracy {
+                guard let purposeKey else { return nil }
+                self = .authorizationRequested(.temporaryFullAccuracy(purposeKey))
+            } else {
+                self = .authorizationRequested(AuthorizationRequest(kind))
+            }
+        case .promptResponded:
+            guard let choice = data.value("choice", as: PromptChoice.self) else { return nil }
+            self = .promptResponded(choice)
+        case .alwaysEventOccurred:
+            guard let service = data.value("service", as: AlwaysService.self) else { return nil }
+            self = .alwaysEventOccurred(service)
+        case .appStateChanged:
+            guard let state = data.value("state", as: AppState.self) else { return nil }
+            guard let indicator = data.optional("backgroundIndicator", \.bool) else { return nil }
+            self = .appStateChanged(state, backgroundIndicator: indicator ?? false)
+        case .settingsChanged:
+            guard let authorization = data.optional("authorization", as: SettingsAuthorization.self),
+                  let precise = data.optional("preciseLocation", \.bool) else { return nil }
+            guard authorization != nil || precise != nil else { return nil }
+            self = .settingsChanged(authorization: authorization, preciseLocation: precise)
+        case .locationServicesChanged:
+            guard let enabled = data["enabled"]?.bool else { return nil }
+            self = .locationServicesChanged(enabled: enabled)
+        case .restrictionChanged:
+            guard let restricted = data["restricted"]?.bool else { return nil }
+            self = .restrictionChanged(restricted: restricted)
+        case .statusObserved:
+            guard let status = data["status"]?.string.flatMap(AuthorizationStatus.init(deviceName:)) else { return nil }
+            guard let accuracy = data.optional("accuracy", as: Accuracy.self) else { return nil }
+            self = .statusObserved(status, accuracy: accuracy)
+        }
+    }
+}
+
+extension DeviceContext {
+    public func write(to writer: inout JSONWriter) {
+        writer.objectStart()
+        writer.fieldIfPresent("platform", platform)
+        writer.fieldIfPresent("osVersion", osVersion?.description)
+        writer.fieldIfPresent("appVersion", appVersion)
+        // Sorted, as the Codable form, so that the same context always writes the same bytes.
+        if let usageDescriptions { writer.field("usageDescriptions", strings: usageDescriptions.sorted()) }
+        if let temporaryUsagePurposeKeys { writer.field("temporaryUsagePurposeKeys", strings: temporaryUsagePurposeKeys.sorted()) }
+        writer.fieldIfPresent("defaultAccuracyReduced", defaultAccuracyReduced)
+        writer.objectEnd()
+    }
+
+    init?(node: JSONNode) {
+        guard case .object = node else { return nil }
+        guard let platform = node.optional("platform", as: Platform.self),
+              let osVersion = node.optional("osVersion", { $0.string.flatMap(OSVersion.init) }),
+              let appVersion = node.optional("appVersion", \.string),
+              let usageDescriptions = node.optional("usageDescriptions", Self.keys),
+              let temporaryUsagePurposeKeys = node.optional("temporaryUsagePurposeKeys", Self.keys),
+              let defaultAccuracyReduced = node.optional("defaultAccuracyReduced", \.bool)
+        else { return nil }
+        self.init(
+            platform: platform, osVersion: osVersion, appVersion: appVersion, usageDescriptions: usageDescriptions,
+            temporaryUsagePurposeKeys: temporaryUsagePurposeKeys, defaultAccuracyReduced: defaultAccuracyReduced)
+    }
+
+    private static func keys(_ node: JSONNode) -> Set<String>? {
+        guard let items = node.array else { return nil }
+        var keys = Set<String>(minimumCapacity: items.count)
+        for item in items {
+            guard let key = item.string else { return nil }
+            keys.insert(key)
+        }
+        return keys
+    }
+}
+
+extension DeviceState {
+    /// The stored form (`device_states.state`), the `Codable` form with the derived status.
+    public var storedJSON: String {
+        var writer = JSONWriter(capacity: 320)
+        write(to: &writer)
+        return writer.text
+    }
+
+    public func write(to writer: inout JSONWriter) {
+        writer.objectStart()
+        writer.field("authorization", authorization)
+        writer.field("provisional", provisional)
+        writer.field("temporary", temporary)
+        writer.field("alwaysPromptUsed", alwaysPromptUsed)
+        writer.field("pendingPrompt", pendingPrompt?.rawValue ?? "none")
+        writer.field("accuracy", accuracy)
+        writer.field("temporaryFullAccuracy", temporaryFullAccuracy)
+        writer.field("locationServicesEnabled", locationServicesEnabled)
+        writer.field("restricted", restricted)
+        writer.field("inUse", inUse)
+        writer.key("context")
+        context.write(to: &writer)
+        writer.field("status", status)
+        writer.objectEnd()
+    }
+
+    /// A state read back from `device_states.state`; nil when it is not the stored form.
+    public init?(storedJSON text: String) {
+        guard let node = JSONNode.parse(text) else { return nil }
+        self.init(node: node)
+    }
+
+    public init?(node: JSONNode) {
+        guard let authorization = node.value("authorization", as: Authorization.self),
+              let provisional = node["provisional"]?.bool, let temporary = node["temporary"]?.bool,
+              let alwaysPromptUsed = node["alwaysPromptUsed"]?.bool, let prompt = node["pendingPrompt"]?.string,
+              let accuracy = node.value("accuracy", as: Accuracy.self),
+              let temporaryFullAccuracy = node["temporaryFullAccuracy"]?.bool,
+              let locationServicesEnabled = node["locationServicesEnabled"]?.bool,
+              let restricted = node["restricted"]?.bool, let inUse = node["inUse"]?.bool
+        else { return nil }
+        self.init()
+        self.authorization = authorization
+        self.provisional = provisional
+        self.temporary = temporary
+        self.alwaysPromptUsed = alwaysPromptUsed
+        if prompt != "none" {
+            guard let pending = Prompt(rawValue: prompt) else { return nil }
+            pendingPrompt = pending
+        }
+        self.accuracy = accuracy
+        self.temporaryFullAccuracy = temporaryFullAccuracy
+        self.locationServicesEnabled = locationServicesEnabled
+        self.restricted = restricted
+        self.inUse = inUse
+        if let context = node["context"], !context.isNull {
+            guard let decoded = DeviceContext(node: context) else { return nil }
+            self.context = decoded
+        }
+    }
+}
+
+extension StatusSummary {
+    public func write(to writer: inout JSONWriter) {
+        writer.objectStart()
+        writer.field("accuracy", accuracy)
+        writer.field("provisional", provisional)
+        writer.field("status", status)
+        writer.field("temporary", temporary)
+        writer.objectEnd()
+    }
+
+    public init?(node: JSONNode) {
+        guard let status = node.value("status", as: AuthorizationStatus.self), let provisional = node["provisional"]?.bool,
+              let temporary = node["temporary"]?.bool, let accuracy = node.value("accuracy", as: Accuracy.self)
+        else { return nil }
+        self.init(status: status, provisional: provisional, temporary: temporary, accuracy: accuracy)
+    }
+}
+
+extension Effect {
+    public func write(to writer: inout JSONWriter) {
+        writer.objectStart()
+        writer.field("kind", kind)
+        switch self {
+        case .promptShown(let prompt):
+            writer.field("prompt", prompt)
+        case .statusChanged(let from, let to), .reconciled(let from, let to):
+            writer.field("from", from)
+            writer.field("to", to)
+        case .accuracyChanged(let from, let to):
+            writer.field("from", from)
+            writer.field("to", to)
+        case .noEffect(let reason):
+            writer.field("reason", reason)
+        case .failed(let reason, let keys):
+            writer.field("reason", reason)
+            writer.field("keys", strings: keys)
+        case .eventDelivered(let delivered):
+            writer.field("delivered", delivered)
+        }
+        writer.objectEnd()
+    }
+
+    public init?(node: JSONNode) {
+        switch node["kind"]?.string {
+        case "promptShown":
+            guard let prompt = node.value("prompt", as: Prompt.self) else { return nil }
+            self = .promptShown(prompt)
+        case "statusChanged", "reconciled":
+            guard let from = node.value("from", as: AuthorizationStatus.self), let to = node.value("to", as: AuthorizationStatus.self)
+            else { return nil }
+            self = node["kind"]?.string == "statusChanged" ? .statusChanged(from: from, to: to) : .reconciled(from: from, to: to)
+        case "accuracyChanged":
+            guard let from = node.value("from", as: Accuracy.self), let to = node.value("to", as: Accuracy.self) else { return nil }
+            self = .accuracyChanged(from: from, to: to)
+        case "noEffect":
+            guard let reason = node.value("reason", as: NoEffectReason.self) else { return nil }
+            self = .noEffect(reason)
+        case "failed":
+            guard let reason = node.value("reason", as: FailureReason.self), let items = node["keys"]?.array else { return nil }
+            var keys: [String] = []
+            for item in items {
+                guard let key = item.string else { return nil }
+                keys.append(key)
+            }
+            self = .failed(reason, keys: keys)
+        case "eventDelivered":
+            guard let delivered = node["delivered"]?.bool else { return nil }
+            self = .eventDelivered(delivered)
+        default:
+            return nil
+        }
+    }
+}

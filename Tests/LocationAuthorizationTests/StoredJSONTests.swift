@@ -1,0 +1,95 @@
+import Foundation
+import PropertyBased
+import Testing
+
+@testable import LocationAuthorization
+
+/// The hand-written stored forms must be the `Codable` forms: what one writes, the other reads.
+@Suite("Stored JSON: JSONWriter and JSONNode against Codable")
+struct StoredJSONTests {
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    static func object(_ text: String) throws -> NSDictionary? {
+        try JSONSerialization.jsonObject(with: Data(text.utf8)) as? NSDictionary
+    }
+
+    /// The `data` member of the Codable form of an event.
+    static func codableData(_ event: LocationEvent) throws -> NSDictionary? {
+        try (object(String(decoding: encoder.encode(event), as: UTF8.self)))?["data"] as? NSDictionary
+    }
+
+    static let contexts: [DeviceContext] = [
+        DeviceContext(),
+        DeviceContext(platform: .iOS, osVersion: OSVersion(17, 4), appVersion: "5.2 \"beta\" \\ \u{1}/é😀",
+                      usageDescriptions: [UsageDescriptionKey.whenInUse, UsageDescriptionKey.always],
+                      temporaryUsagePurposeKeys: ["Nav", "Tab\tbed"], defaultAccuracyReduced: true),
+        DeviceContext(platform: .macOS, osVersion: OSVersion(13, 3, 1), usageDescriptions: [], temporaryUsagePurposeKeys: []),
+    ]
+
+    @Test("Every kind of event: the data written is Codable's, and reads back to the event")
+    func events() throws {
+        var events = (0..<1000).map(Scenario.event)
+        events += Self.contexts.map(LocationEvent.contextReported)
+        events.append(.authorizationRequested(.temporaryFullAccuracy("Purpose \"x\"")))
+        for event in events {
+            let written = event.dataJSON
+            #expect(try Self.object(written) == Self.codableData(event), "\(written)")
+            #expect(LocationEvent(storedType: event.type.rawValue, data: written) == event, "\(written)")
+            let codable = try JSONSerialization.data(withJSONObject: Self.codableData(event) ?? [:])
+            #expect(LocationEvent(storedType: event.type.rawValue, data: String(decoding: codable, as: UTF8.self)) == event)
+        }
+    }
+
+    @Test("Random device states: written as Codable writes them, read back equal")
+    func states() async {
+        await propertyCheck(count: 300, input: scenarioInput) { numbers in
+            let scenario = Scenario(numbers)
+            var state = scenario.start
+            for event in scenario.events {
+                guard let transition = try? state.reduce(event) else { continue }
+                state = transition.state
+                let written = state.storedJSON
+                let codable = try? Self.object(String(decoding: Self.encoder.encode(state), as: UTF8.self))
+                #expect(codable != nil && (try? Self.object(written)) == codable, "\(written)")
+                #expect(DeviceState(storedJSON: written) == state)
+                #expect((try? JSONDecoder().decode(DeviceState.self, from: Data(written.utf8))) == state)
+                for effect in transition.effects {
+                    var writer = JSONWriter()
+                    effect.write(to: &writer)
+                    #expect((try? JSONDecoder().decode(Effect.self, from: Data(writer.bytes))) == effect)
+                    #expect(JSONNode.parse(writer.text).flatMap(Effect.init(node:)) == effect)
+                }
+            }
+        }
+    }
+
+    @Test("Forms this code does not write read as nil, for the Codable fallback to explain")
+    func foreignForms() {
+        #expect(LocationEvent(storedType: "promptResponded", data: #"{"choice": "maybe"}"#) == nil)
+        #expect(LocationEvent(storedType: "noSuchType", data: "{}") == nil)
+        #expect(LocationEvent(storedType: "settingsChanged", data: "{}") == nil)
+        #expect(LocationEvent(storedType: "statusObserved", data: #"{"status": "authorized", "accuracy": 3}"#) == nil)
+        #expect(LocationEvent(storedType: "statusObserved", data: #"{"status": "authorized"}"#) == .statusObserved(.authorizedAlways, accuracy: nil))
+        #expect(DeviceState(storedJSON: #"{"authorization": "denied"}"#) == nil)
+        #expect(DeviceState(storedJSON: "not json") == nil)
+    }
+
+    @Test("JSONNode parses JSON's escapes, numbers and whitespace, and refuses malformed text")
+    func parser() {
+        #expect(JSONNode.parse(#" { "a" : [ 1 , -2.5e1 , true , false , null ] , "b" : "x\"\\\/\b\f\n\r\t\u00e9\ud83d\ude00" } "#)
+            == .object([
+                .init(key: "a", value: .array([.number(1), .number(-25), .bool(true), .bool(false), .null])),
+                .init(key: "b", value: .string("x\"\\/\u{8}\u{c}\n\r\té😀")),
+            ]))
+        #expect(JSONNode.parse("[]") == .array([]))
+        #expect(JSONNode.parse("{}") == .object([]))
+        #expect(JSONNode.parse("12345678901234567890") == .number(12345678901234567890))
+        for bad in ["", "{", "[1,]", #"{"a" 1}"#, #"{"a":1,}"#, "tru", "\"abc", "\"\\ud800\"", "1 2", "\"\u{1}\"", "-", "{\"a\":}"] {
+            #expect(JSONNode.parse(bad) == nil, "\(bad)")
+        }
+    }
+}
