@@ -1,4 +1,5 @@
 import Foundation
+import PostgresClient
 
 /// One device of one user of one app (SPEC §1).
 public struct StreamKey: Sendable, Hashable, Comparable, CustomStringConvertible {
@@ -13,15 +14,15 @@ public struct StreamKey: Sendable, Hashable, Comparable, CustomStringConvertible
     }
 
     public static func < (lhs: StreamKey, rhs: StreamKey) -> Bool {
-        (lhs.appID.uuidString, lhs.userID, lhs.deviceID) < (rhs.appID.uuidString, rhs.userID, rhs.deviceID)
+        (lhs.appID.lowercasedText, lhs.userID, lhs.deviceID) < (rhs.appID.lowercasedText, rhs.userID, rhs.deviceID)
     }
 
-    public var description: String { "\(appID.uuidString.lowercased())/\(userID)/\(deviceID)" }
+    public var description: String { "\(appID.lowercasedText)/\(userID)/\(deviceID)" }
 
     /// The stream's advisory-lock key: FNV-1a over app, user and device. A collision only makes
     /// two streams take turns.
     var lockKey: Int64 {
-        Int64(bitPattern: FNV1a.hash(appID.uuidString.utf8.lazy + [0] + userID.utf8 + [0] + deviceID.utf8))
+        Int64(bitPattern: FNV1a.hash(appID.uppercasedText.utf8.lazy + [0] + userID.utf8 + [0] + deviceID.utf8))
     }
 }
 

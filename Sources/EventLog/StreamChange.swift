@@ -1,4 +1,5 @@
 import Foundation
+import PostgresClient
 
 /// A stream that an append moved to a new version: what the append's NOTIFY carries, so that
 /// listeners (the gate caches of other processes) learn of the change the moment it commits,
@@ -18,7 +19,7 @@ public struct StreamChange: Sendable, Hashable {
         var payloads: [String] = []
         var current = ""
         for change in changes {
-            let line = "\(change.stream.appID.uuidString.lowercased())\t\(change.stream.userID)\t\(change.stream.deviceID)\t\(change.version)\n"
+            let line = "\(change.stream.appID.lowercasedText)\t\(change.stream.userID)\t\(change.stream.deviceID)\t\(change.version)\n"
             if !current.isEmpty && current.utf8.count + line.utf8.count > limit {
                 payloads.append(current)
                 current = ""
@@ -33,7 +34,7 @@ public struct StreamChange: Sendable, Hashable {
     public static func parse(_ payload: String) -> [StreamChange] {
         payload.split(separator: "\n").compactMap { line in
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
-            guard fields.count == 4, let appID = UUID(uuidString: String(fields[0])), let version = Int64(fields[3]) else { return nil }
+            guard fields.count == 4, let appID = UUID(postgresUUIDText: String(fields[0])), let version = Int64(fields[3]) else { return nil }
             return StreamChange(stream: StreamKey(appID: appID, userID: String(fields[1]), deviceID: String(fields[2])), version: version)
         }
     }

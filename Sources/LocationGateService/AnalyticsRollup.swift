@@ -15,7 +15,7 @@ public struct RollupKey: Sendable, Hashable {
     public var metric: String
     public var key: String
 
-    var sortKey: String { "\(appID.uuidString)\u{1}\(metric)\u{1}\(day)\u{1}\(platform)\u{1}\(osMajor)\u{1}\(appVersion)\u{1}\(key)" }
+    var sortKey: String { "\(appID.lowercasedText)\u{1}\(metric)\u{1}\(day)\u{1}\(platform)\u{1}\(osMajor)\u{1}\(appVersion)\u{1}\(key)" }
 }
 
 /// Counters added up in memory before one upsert.
@@ -45,17 +45,25 @@ public struct RollupCounts: Sendable {
         String(PostgresTimestamp.format(date).prefix(10))
     }
 
+    /// Counters in key order, each key's sort text made once (making it in the comparison
+    /// formatted a UUID per comparison: a sixth of a busy server's time).
+    static func sorted(_ counts: [RollupKey: Int64]) -> [(key: RollupKey, value: Int64)] {
+        counts.map { (sortKey: $0.key.sortKey, row: (key: $0.key, value: $0.value)) }
+            .sorted { $0.sortKey < $1.sortKey }
+            .map(\.row)
+    }
+
     /// Adds the counters to the table, in key order (so concurrent writers lock rows in the
     /// same order).
     func upsert(on connection: PostgresConnection) throws {
         guard !counts.isEmpty else { return }
-        let rows = counts.sorted { $0.key.sortKey < $1.key.sortKey }
+        let rows = Self.sorted(counts)
         for chunk in stride(from: 0, to: rows.count, by: 5000).map({ rows[$0..<min($0 + 5000, rows.count)] }) {
             try connection.query(
                 """
                 INSERT INTO analytics_rollups (app_id, day, platform, os_major, app_version, metric, key, count)
                 SELECT a::uuid, d::date, p, o, v, m, k, c
-                FROM unnest(\(PostgresArray(chunk.map { $0.key.appID.uuidString })), \(PostgresArray(chunk.map { $0.key.day })),
+                FROM unnest(\(PostgresArray(chunk.map { $0.key.appID.lowercasedText })), \(PostgresArray(chunk.map { $0.key.day })),
                             \(PostgresArray(chunk.map { $0.key.platform })), \(PostgresArray(chunk.map { Int64($0.key.osMajor) })),
                             \(PostgresArray(chunk.map { $0.key.appVersion })), \(PostgresArray(chunk.map { $0.key.metric })),
                             \(PostgresArray(chunk.map { $0.key.key })), \(PostgresArray(chunk.map { $0.value })))
@@ -72,13 +80,13 @@ public struct RollupCounts: Sendable {
             total.day = ""
             totals[total, default: 0] += count
         }
-        let totalRows = totals.sorted { $0.key.sortKey < $1.key.sortKey }
+        let totalRows = Self.sorted(totals)
         for chunk in stride(from: 0, to: totalRows.count, by: 5000).map({ totalRows[$0..<min($0 + 5000, totalRows.count)] }) {
             try connection.query(
                 """
                 INSERT INTO analytics_totals (app_id, platform, os_major, app_version, metric, key, count)
                 SELECT a::uuid, p, o, v, m, k, c
-                FROM unnest(\(PostgresArray(chunk.map { $0.key.appID.uuidString })), \(PostgresArray(chunk.map { $0.key.platform })),
+                FROM unnest(\(PostgresArray(chunk.map { $0.key.appID.lowercasedText })), \(PostgresArray(chunk.map { $0.key.platform })),
                             \(PostgresArray(chunk.map { Int64($0.key.osMajor) })), \(PostgresArray(chunk.map { $0.key.appVersion })),
                             \(PostgresArray(chunk.map { $0.key.metric })), \(PostgresArray(chunk.map { $0.key.key })),
                             \(PostgresArray(chunk.map { $0.value })))

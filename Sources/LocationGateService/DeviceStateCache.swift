@@ -15,12 +15,24 @@ public final class DeviceStateCache: Sendable {
         public var state: DeviceState
     }
 
-    /// One stripe of the cache with its own lock: gates on many devices rarely contend.
-    private final class Shard: Sendable {
-        let entries = Mutex<[StreamKey: Entry]>([:])
+    /// What a shard keeps per device: 16 bytes beside the key.
+    private struct Slot {
+        var version: Int64
+        var state: PackedDeviceState
+    }
 
-        func withLock<T>(_ body: (inout [StreamKey: Entry]) -> T) -> T {
-            entries.withLock { body(&$0) }
+    /// One stripe of the cache with its own lock: gates on many devices rarely contend. Each
+    /// shard interns its own contexts, under the same lock, so a read takes one lock.
+    private final class Shard: Sendable {
+        struct Contents {
+            var slots: [StreamKey: Slot] = [:]
+            var contexts = ContextTable()
+        }
+
+        let contents = Mutex(Contents())
+
+        func withLock<T>(_ body: (inout Contents) -> T) -> T {
+            contents.withLock { body(&$0) }
         }
     }
 
@@ -35,50 +47,38 @@ public final class DeviceStateCache: Sendable {
     }
 
     public func entry(_ key: StreamKey) -> Entry? {
-        shards[shard(key)].withLock { $0[key] }
-    }
-
-    /// Identical key sets are shared, not copied per device: most devices of an app report the
-    /// same Info.plist keys, and a set is the largest part of a cached state.
-    private let internedKeySets = Mutex<Set<Set<String>>>([])
-
-    private func intern(_ keys: Set<String>?) -> Set<String>? {
-        guard let keys else { return nil }
-        return internedKeySets.withLock { sets in
-            // firstIndex(of:) hashes: the element returned is the stored one, sharing its storage.
-            if let index = sets.firstIndex(of: keys) { return sets[index] }
-            if sets.count < 10_000 { sets.insert(keys) }
-            return keys
+        shards[shard(key)].withLock { contents in
+            contents.slots[key].map { slot in
+                Entry(version: slot.version, state: slot.state.state(context: contents.contexts.contexts[Int(slot.state.context)]))
+            }
         }
     }
 
     /// Stores a state if it is newer than the cached one.
     public func store(_ key: StreamKey, version: Int64, state: DeviceState) {
-        var state = state
-        state.context.usageDescriptions = intern(state.context.usageDescriptions)
-        state.context.temporaryUsagePurposeKeys = intern(state.context.temporaryUsagePurposeKeys)
-        shards[shard(key)].withLock { entries in
-            if let current = entries[key], current.version >= version { return }
-            entries[key] = Entry(version: version, state: state)
+        shards[shard(key)].withLock { contents in
+            if let current = contents.slots[key], current.version >= version { return }
+            let context = contents.contexts.index(of: state.context)
+            contents.slots[key] = Slot(version: version, state: PackedDeviceState(state, context: context))
         }
     }
 
     /// Drops an entry older than `version` (another process moved the stream).
     public func removeIfOlder(_ key: StreamKey, than version: Int64) {
         shards[shard(key)].withLock { entries in
-            if let current = entries[key], current.version < version { entries[key] = nil }
+            if let current = entries.slots[key], current.version < version { entries.slots[key] = nil }
         }
     }
 
     public func removeAll() {
-        for shard in shards { shard.withLock { $0 = [:] } }
+        for shard in shards { shard.withLock { $0 = Shard.Contents() } }
     }
 
     public func remove(_ key: StreamKey) {
-        shards[shard(key)].withLock { _ = $0.removeValue(forKey: key) }
+        shards[shard(key)].withLock { _ = $0.slots.removeValue(forKey: key) }
     }
 
     public var count: Int {
-        shards.reduce(0) { total, shard in total + shard.withLock { $0.count } }
+        shards.reduce(0) { total, shard in total + shard.withLock { $0.slots.count } }
     }
 }

@@ -88,7 +88,7 @@ public final class GateService: Sendable {
                 // A new event's outcome is the one just computed; a duplicate's is read back.
                 let outcome = try committed.outcomes[index] ?? JSONText.outcome(result.outcome ?? "{}")
                 return EventResult(
-                    id: result.id.uuidString.lowercased(), userId: result.userID, deviceId: result.deviceID,
+                    id: result.id.lowercasedText, userId: result.userID, deviceId: result.deviceID,
                     version: result.version, effects: outcome.effects, status: outcome.after.status,
                     duplicate: result.duplicate)
             }
@@ -275,7 +275,7 @@ public final class GateService: Sendable {
             do {
                 let outcome = try JSONText.outcome(recorded.outcome ?? "{}")
                 return HistoryPage.Entry(
-                    version: recorded.version, id: recorded.id.uuidString.lowercased(), type: recorded.type,
+                    version: recorded.version, id: recorded.id.lowercasedText, type: recorded.type,
                     data: try JSONText.decode(JSONValue.self, recorded.data),
                     occurredAt: RFC3339.string(from: recorded.occurredAt), recordedAt: RFC3339.string(from: recorded.recordedAt),
                     effects: outcome.effects, before: outcome.before, after: outcome.after)

@@ -42,7 +42,13 @@ public final class PostgresConnection: @unchecked Sendable {
         PQfinish(handle)
     }
 
-    /// Runs one statement with its parameters (`PQexecParams`, text format) and returns its rows.
+    /// Runs one statement with its parameters (text format) and returns its rows.
+    ///
+    /// The statement is prepared on this connection the first time its text (and parameter
+    /// types) is seen, and executed by name after that: the bulk statements of an append are
+    /// long `unnest` queries, and parsing and analysing them again for every small group commit
+    /// cost the server as much as running them. Up to `maxPreparedStatements` are kept; a
+    /// statement beyond that runs unprepared.
     @discardableResult
     public func query(_ query: PostgresQuery) throws(PostgresError) -> PostgresRows {
         let count = query.binds.count
@@ -50,12 +56,40 @@ public final class PostgresConnection: @unchecked Sendable {
         defer { texts.forEach { free($0) } }
         let types = query.binds.map { $0.typeOID }
         let pointers = texts.map { UnsafePointer<CChar>($0) }
+        let name = try preparedName(for: query.sql, types: types)
         let result = types.withUnsafeBufferPointer { typeBuffer in
             pointers.withUnsafeBufferPointer { valueBuffer in
-                PQexecParams(handle, query.sql, Int32(count), typeBuffer.baseAddress, valueBuffer.baseAddress, nil, nil, 0)
+                if let name {
+                    PQexecPrepared(handle, name, Int32(count), valueBuffer.baseAddress, nil, nil, 0)
+                } else {
+                    PQexecParams(handle, query.sql, Int32(count), typeBuffer.baseAddress, valueBuffer.baseAddress, nil, nil, 0)
+                }
             }
         }
         return try consume(result)
+    }
+
+    /// Statements prepared on this connection, by text and parameter types.
+    private var prepared: [PreparedKey: String] = [:]
+    public static let maxPreparedStatements = 256
+
+    private struct PreparedKey: Hashable {
+        var sql: String
+        var types: [UInt32]
+    }
+
+    /// The prepared statement's name, preparing it first if needed; nil when the cache is full.
+    private func preparedName(for sql: String, types: [UInt32]) throws(PostgresError) -> String? {
+        let key = PreparedKey(sql: sql, types: types)
+        if let name = prepared[key] { return name }
+        guard prepared.count < Self.maxPreparedStatements else { return nil }
+        let name = "locgate_\(prepared.count + 1)"
+        let result = types.withUnsafeBufferPointer { typeBuffer in
+            PQprepare(handle, name, sql, Int32(types.count), typeBuffer.baseAddress)
+        }
+        try consume(result)
+        prepared[key] = name
+        return name
     }
 
     /// Runs trusted SQL text that may hold several statements (migrations, session set-up).

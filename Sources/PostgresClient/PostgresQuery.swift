@@ -115,7 +115,7 @@ extension Double: PostgresEncodable {
 }
 
 extension UUID: PostgresEncodable {
-    public var postgresBind: PostgresBind { PostgresBind(text: uuidString, typeOID: PostgresType.uuid) }
+    public var postgresBind: PostgresBind { PostgresBind(text: lowercasedText, typeOID: PostgresType.uuid) }
 }
 
 extension Date: PostgresEncodable {
@@ -147,7 +147,7 @@ public struct PostgresArray: PostgresEncodable, Hashable {
 
     public init(_ values: [String]) { self.init(values, typeOID: PostgresType.textArray) }
     public init(_ values: [Int64]) { self.init(values.map { String($0) }, typeOID: PostgresType.int8Array) }
-    public init(_ values: [UUID]) { self.init(values.map(\.uuidString), typeOID: PostgresType.uuidArray) }
+    public init(_ values: [UUID]) { self.init(values.map(\.lowercasedText), typeOID: PostgresType.uuidArray) }
     public init(_ values: [Date]) { self.init(values.map(PostgresTimestamp.format), typeOID: PostgresType.timestamptzArray) }
     public init(json values: [String?]) { self.init(values, typeOID: PostgresType.jsonbArray) }
 

@@ -88,7 +88,7 @@ extension Bool: PostgresDecodable {
 }
 
 extension UUID: PostgresDecodable {
-    public init?(postgresText: String) { self.init(uuidString: postgresText) }
+    public init?(postgresText: String) { self.init(postgresUUIDText: postgresText) }
 }
 
 extension Date: PostgresDecodable {

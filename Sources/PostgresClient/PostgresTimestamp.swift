@@ -10,12 +10,31 @@ public enum PostgresTimestamp {
         let fraction = Int64(micros) - seconds * 1_000_000
         let (year, month, day) = civilDate(daysSinceEpoch: floorDiv(seconds, 86_400))
         let secondOfDay = seconds - floorDiv(seconds, 86_400) * 86_400
-        func pad(_ value: Int64, _ width: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
+        // Digits written in place: this runs for every event of a batch and every rollup key.
+        return String(unsafeUninitializedCapacity: 27) { out in
+            func put(_ value: Int64, _ width: Int, at start: Int) {
+                var value = value
+                for index in stride(from: start + width - 1, through: start, by: -1) {
+                    out[index] = UInt8(ascii: "0") + UInt8(value % 10)
+                    value /= 10
+                }
+            }
+            put(year, 4, at: 0)
+            out[4] = UInt8(ascii: "-")
+            put(month, 2, at: 5)
+            out[7] = UInt8(ascii: "-")
+            put(day, 2, at: 8)
+            out[10] = UInt8(ascii: "T")
+            put(secondOfDay / 3600, 2, at: 11)
+            out[13] = UInt8(ascii: ":")
+            put(secondOfDay / 60 % 60, 2, at: 14)
+            out[16] = UInt8(ascii: ":")
+            put(secondOfDay % 60, 2, at: 17)
+            out[19] = UInt8(ascii: ".")
+            put(fraction, 6, at: 20)
+            out[26] = UInt8(ascii: "Z")
+            return 27
         }
-        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secondOfDay / 3600, 2)):"
-            + "\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2)).\(pad(fraction, 6))Z"
     }
 
     /// Parses `YYYY-MM-DD HH:MM:SS[.ffffff]+00` (also with `T` or a `Z`, or `+HH:MM`).

@@ -146,6 +146,47 @@ struct PostgresConnectionTests {
         await pool.close()
     }
 
+    @Test("Prepared statements: reused by text and types, kept across a rollback, and past the cache's size")
+    func preparedStatements() async throws {
+        let pool = try await TestDatabase.pool(size: 1)
+        try await pool.withConnection { connection in try Self.exercisePreparedStatements(connection) }
+        await pool.close()
+    }
+
+    static func exercisePreparedStatements(_ connection: PostgresConnection) throws {
+        struct Abort: Error {}
+        do {
+            // The same text with a typed and an untyped (NULL) parameter is two statements.
+            let text: String? = "x"
+            let none: String? = nil
+            #expect(try connection.query("SELECT \(text)::text IS NULL").first?.decode(0, as: Bool.self) == false)
+            #expect(try connection.query("SELECT \(none)::text IS NULL").first?.decode(0, as: Bool.self) == true)
+            for value in 0..<10 {
+                #expect(try connection.query("SELECT \(value) + 1").first?.decode(0, as: Int.self) == value + 1)
+            }
+            // Prepared inside a transaction that rolls back: still usable after it.
+            #expect(throws: Abort.self) {
+                try connection.transaction { connection in
+                    _ = try connection.query("SELECT \(1) * 7 AS prepared_in_rollback")
+                    throw Abort()
+                }
+            }
+            #expect(try connection.query("SELECT \(1) * 7 AS prepared_in_rollback").first?.decode(0, as: Int.self) == 7)
+            // A failed statement inside a transaction is not left prepared half-way.
+            #expect(throws: PostgresError.self) {
+                try connection.transaction { connection in
+                    _ = try connection.query("SELECT 1 / \(0)")
+                }
+            }
+            #expect(try connection.query("SELECT \(2) / \(1)").first?.decode(0, as: Int.self) == 2)
+            // More distinct statements than the cache holds still run.
+            for number in 0..<(PostgresConnection.maxPreparedStatements + 20) {
+                let sql = PostgresQuery(unsafeSQL: "SELECT $1::int + \(number)", binds: [number.postgresBind])
+                #expect(try connection.query(sql).first?.decode(0, as: Int.self) == 2 * number)
+            }
+        }
+    }
+
     @Test("Timestamps format and parse in the session's ISO/UTC form")
     func timestamps() {
         let samples = [0, 1_795_341_600.5, -86_400.25, 4_102_444_799.999_999]
@@ -157,6 +198,29 @@ struct PostgresConnectionTests {
         #expect(PostgresTimestamp.parse("2026-11-22 10:00:00+00") == Date(timeIntervalSince1970: 1_795_341_600))
         #expect(PostgresTimestamp.parse("2026-11-22 11:30:00.5+01:30") == Date(timeIntervalSince1970: 1_795_341_600.5))
         #expect(PostgresTimestamp.parse("yesterday") == nil)
+        #expect(PostgresTimestamp.format(Date(timeIntervalSince1970: 1_795_341_600.25)) == "2026-11-22T10:00:00.250000Z")
+        #expect(PostgresTimestamp.format(Date(timeIntervalSince1970: -86_400.25)) == "1969-12-30T23:59:59.750000Z")
+    }
+
+    @Test("UUID text: the hand-written parser and formatters agree with Foundation and with the server")
+    func uuidText() async throws {
+        for _ in 0..<500 {
+            let uuid = UUID()
+            #expect(uuid.lowercasedText == uuid.uuidString.lowercased())
+            #expect(uuid.uppercasedText == uuid.uuidString)
+            #expect(UUID(postgresUUIDText: uuid.lowercasedText) == uuid)
+            #expect(UUID(postgresUUIDText: uuid.uuidString) == uuid)
+        }
+        for bad in ["", "not-a-uuid", "0123456789abcdef0123456789abcdef", "01234567-89ab-cdef-0123-456789abcdeg",
+                    "01234567-89ab-cdef-0123-456789abcdef0", "01234567+89ab-cdef-0123-456789abcdef"] {
+            #expect(UUID(postgresUUIDText: bad) == nil, "\(bad)")
+        }
+        let pool = try await TestDatabase.pool(size: 1)
+        let uuid = UUID()
+        let row = try await pool.query("SELECT \(uuid)::text, \(uuid.lowercasedText)::uuid").first
+        #expect(try row?.decode(0, as: String.self) == uuid.lowercasedText)
+        #expect(try row?.decode(1, as: UUID.self) == uuid)
+        await pool.close()
     }
 }
 

@@ -1,0 +1,59 @@
+import LocationAuthorization
+
+/// A cached device state in 8 bytes: the flags and enums of `DeviceState` in one word, and the
+/// index of its context in a table that devices with the same context share.
+///
+/// Why: the cache holds every active device of every app. A `DeviceState` with its context
+/// inline is about 90 bytes before the dictionary's own overhead, and most devices of an app
+/// report one of a handful of contexts (platform, OS version, app version, Info.plist keys).
+struct PackedDeviceState: Sendable, Hashable {
+    var bits: UInt32
+    var context: UInt32
+
+    private static let authorizations = Authorization.allCases
+    private static let prompts = Prompt.allCases
+    private static let accuracies = Accuracy.allCases
+
+    init(_ state: DeviceState, context: UInt32) {
+        var bits = UInt32(Self.authorizations.firstIndex(of: state.authorization) ?? 0)  // 2 bits
+        bits |= UInt32(state.pendingPrompt.flatMap { Self.prompts.firstIndex(of: $0).map { $0 + 1 } } ?? 0) << 2  // 3 bits
+        bits |= UInt32(Self.accuracies.firstIndex(of: state.accuracy) ?? 0) << 5
+        let flags = [state.provisional, state.temporary, state.alwaysPromptUsed, state.temporaryFullAccuracy,
+                     state.locationServicesEnabled, state.restricted, state.inUse]
+        for (offset, flag) in flags.enumerated() where flag { bits |= 1 << (6 + offset) }
+        self.bits = bits
+        self.context = context
+    }
+
+    func state(context: DeviceContext) -> DeviceState {
+        func flag(_ offset: Int) -> Bool { bits & (1 << (6 + offset)) != 0 }
+        var state = DeviceState()
+        state.authorization = Self.authorizations[Int(bits & 0b11)]
+        let prompt = Int(bits >> 2 & 0b111)
+        state.pendingPrompt = prompt == 0 ? nil : Self.prompts[prompt - 1]
+        state.accuracy = Self.accuracies[Int(bits >> 5 & 1)]
+        state.provisional = flag(0)
+        state.temporary = flag(1)
+        state.alwaysPromptUsed = flag(2)
+        state.temporaryFullAccuracy = flag(3)
+        state.locationServicesEnabled = flag(4)
+        state.restricted = flag(5)
+        state.inUse = flag(6)
+        state.context = context
+        return state
+    }
+}
+
+/// The contexts of one cache shard, each stored once and referred to by index.
+struct ContextTable {
+    private(set) var contexts: [DeviceContext] = []
+    private var indexes: [DeviceContext: UInt32] = [:]
+
+    mutating func index(of context: DeviceContext) -> UInt32 {
+        if let index = indexes[context] { return index }
+        let index = UInt32(contexts.count)
+        contexts.append(context)
+        indexes[context] = index
+        return index
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+
+/// The text form of `uuid`, by hand: Foundation's `UUID(uuidString:)` parses through `sscanf`
+/// and `uuidString` formats through `snprintf`, which a replay profile found at 8% of its time.
+extension UUID {
+    /// Parses the canonical 8-4-4-4-12 form, in either case; nil for anything else.
+    public init?(postgresUUIDText text: String) {
+        var text = text
+        let parsed: uuid_t? = text.withUTF8 { bytes -> uuid_t? in
+            guard bytes.count == 36 else { return nil }
+            var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            var index = 0
+            let ok = withUnsafeMutableBytes(of: &raw) { out -> Bool in
+                for offset in 0..<16 {
+                    if index == 8 || index == 13 || index == 18 || index == 23 {
+                        guard bytes[index] == UInt8(ascii: "-") else { return false }
+                        index += 1
+                    }
+                    guard let high = Self.hexValue(bytes[index]), let low = Self.hexValue(bytes[index + 1]) else { return false }
+                    out[offset] = high << 4 | low
+                    index += 2
+                }
+                return true
+            }
+            return ok ? raw : nil
+        }
+        guard let parsed else { return nil }
+        self.init(uuid: parsed)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
+    /// The lowercase 8-4-4-4-12 form, as PostgreSQL writes it and the API shows it.
+    public var lowercasedText: String { text(digits: "0123456789abcdef") }
+
+    /// The uppercase form, which `uuidString` gives, without `snprintf`.
+    public var uppercasedText: String { text(digits: "0123456789ABCDEF") }
+
+    private func text(digits: StaticString) -> String {
+        return withUnsafeBytes(of: uuid) { raw in
+            String(unsafeUninitializedCapacity: 36) { out in
+                var index = 0
+                for offset in 0..<16 {
+                    if offset == 4 || offset == 6 || offset == 8 || offset == 10 {
+                        out[index] = UInt8(ascii: "-")
+                        index += 1
+                    }
+                    out[index] = digits.utf8Start[Int(raw[offset] >> 4)]
+                    out[index + 1] = digits.utf8Start[Int(raw[offset] & 0xF)]
+                    index += 2
+                }
+                return 36
+            }
+        }
+    }
+}

@@ -1,0 +1,78 @@
+import EventLog
+import Foundation
+import LocationAuthorization
+import Testing
+
+@testable import LocationGateService
+
+@Suite("The device cache's packed states")
+struct DeviceStateCacheTests {
+    /// Every combination of the packed fields.
+    static var allStates: [DeviceState] {
+        var states: [DeviceState] = []
+        for authorization in Authorization.allCases {
+            for prompt in [nil] + Prompt.allCases.map(Optional.some) {
+                for accuracy in Accuracy.allCases {
+                    for flags in 0..<128 {
+                        var state = DeviceState()
+                        state.authorization = authorization
+                        state.pendingPrompt = prompt
+                        state.accuracy = accuracy
+                        state.provisional = flags & 1 != 0
+                        state.temporary = flags & 2 != 0
+                        state.alwaysPromptUsed = flags & 4 != 0
+                        state.temporaryFullAccuracy = flags & 8 != 0
+                        state.locationServicesEnabled = flags & 16 != 0
+                        state.restricted = flags & 32 != 0
+                        state.inUse = flags & 64 != 0
+                        states.append(state)
+                    }
+                }
+            }
+        }
+        return states
+    }
+
+    @Test("Every combination of flags and enums packs and unpacks to itself")
+    func packing() {
+        let states = Self.allStates
+        #expect(states.count == 4 * 7 * 2 * 128)
+        var seen: Set<UInt32> = []
+        for state in states {
+            let packed = PackedDeviceState(state, context: 3)
+            #expect(packed.state(context: state.context) == state)
+            seen.insert(packed.bits)
+        }
+        #expect(seen.count == states.count)
+    }
+
+    @Test("The cache returns what it stored, with each device's own context, and only moves forward")
+    func storeAndRead() {
+        let cache = DeviceStateCache(shardCount: 4)
+        let appID = UUID()
+        let contexts = [
+            DeviceContext(),
+            DeviceContext(platform: .iOS, osVersion: OSVersion(17, 4), appVersion: "5.2", usageDescriptions: [UsageDescriptionKey.whenInUse]),
+            DeviceContext(platform: .macOS, defaultAccuracyReduced: true),
+        ]
+        let states = Self.allStates
+        for (index, state) in states.enumerated() {
+            var state = state
+            state.context = contexts[index % contexts.count]
+            cache.store(StreamKey(appID: appID, userID: "u\(index / 2)", deviceID: "d\(index)"), version: Int64(index + 1), state: state)
+        }
+        #expect(cache.count == states.count)
+        for (index, state) in states.enumerated() {
+            var state = state
+            state.context = contexts[index % contexts.count]
+            let entry = cache.entry(StreamKey(appID: appID, userID: "u\(index / 2)", deviceID: "d\(index)"))
+            #expect(entry?.state == state)
+            #expect(entry?.version == Int64(index + 1))
+        }
+        let key = StreamKey(appID: appID, userID: "u0", deviceID: "d0")
+        cache.store(key, version: 0, state: DeviceState())
+        #expect(cache.entry(key)?.version == 1)
+        cache.removeIfOlder(key, than: 2)
+        #expect(cache.entry(key) == nil)
+    }
+}
