@@ -59,9 +59,11 @@ public struct EventLog: Sendable {
     }
 
     /// The append inside a transaction the caller runs (and commits): for group commit, where
-    /// several appends share one transaction, each in a savepoint.
+    /// several appends share one transaction. `streamsLocked` says the caller already took
+    /// every stream's lock with `lock(_:on:)` before the transaction's first write.
     public static func appendInTransaction(
-        appID: UUID, events: [NewEvent], projector: (any AppendProjector)?, on connection: PostgresConnection
+        appID: UUID, events: [NewEvent], projector: (any AppendProjector)?, streamsLocked: Bool = false,
+        on connection: PostgresConnection
     ) throws -> [AppendResult] {
         guard !events.isEmpty else { return [] }
         // 1. Idempotency first: ids already stored are answered from the log.
@@ -94,7 +96,7 @@ public struct EventLog: Sendable {
         }
         guard !order.isEmpty else { return events.compactMap { duplicates[$0.id] } }
         // 3. Lock the streams, in one sorted order, before any write.
-        let versions = try lockStreams(appID: appID, keys: order.sorted(), on: connection)
+        let versions = try lockStreams(appID: appID, keys: order.sorted(), alreadyLocked: streamsLocked, on: connection)
         // 4. Versions and expectedVersion checks.
         var appends: [StreamAppend] = []
         for key in order {
@@ -132,20 +134,23 @@ public struct EventLog: Sendable {
                         \(PostgresArray(planned.map { $0.event.occurredAt })), \(PostgresArray(json: planned.map { outcomes[$0.index] })))
                 AS batch(u, d, v, i, t, j, o, r)
             """)
+        // 7. In the same statement, tell listeners which streams moved; NOTIFY is delivered at
+        //    commit, never for a rolled-back batch. Payloads stay under PostgreSQL's 8000-byte
+        //    limit.
         let heads = appends.map { ($0.stream, $0.events.last?.version ?? $0.previousVersion) }
+        let payloads = StreamChange.payloads(heads.map { StreamChange(stream: $0.0, version: $0.1) })
         try connection.query(
             """
-            INSERT INTO streams (app_id, user_id, device_id, version)
-            SELECT \(appID), u, d, v
-            FROM unnest(\(PostgresArray(heads.map { $0.0.userID })), \(PostgresArray(heads.map { $0.0.deviceID })),
-                        \(PostgresArray(heads.map { $0.1 }))) AS heads(u, d, v)
-            ON CONFLICT (app_id, user_id, device_id) DO UPDATE SET version = excluded.version
+            WITH moved AS (
+                INSERT INTO streams (app_id, user_id, device_id, version)
+                SELECT \(appID), u, d, v
+                FROM unnest(\(PostgresArray(heads.map { $0.0.userID })), \(PostgresArray(heads.map { $0.0.deviceID })),
+                            \(PostgresArray(heads.map { $0.1 }))) AS heads(u, d, v)
+                ON CONFLICT (app_id, user_id, device_id) DO UPDATE SET version = excluded.version
+                RETURNING 1)
+            SELECT (SELECT count(*) FROM moved),
+                   (SELECT count(pg_notify(\(notificationChannel), p)) FROM unnest(\(PostgresArray(payloads))) AS p)
             """)
-        // 7. Tell listeners which streams moved; NOTIFY is delivered at commit, never for a
-        //    rolled-back batch. Payloads stay under PostgreSQL's 8000-byte limit.
-        for payload in StreamChange.payloads(heads.map { StreamChange(stream: $0.0, version: $0.1) }) {
-            try connection.query("SELECT pg_notify(\(notificationChannel), \(payload))")
-        }
         var results: [AppendResult] = []
         results.reserveCapacity(events.count)
         var plannedByIndex: [Int: Int64] = [:]
@@ -170,8 +175,10 @@ public struct EventLog: Sendable {
     /// that waits for a stream gets a larger id than the one it waited for, and the global
     /// order `(tx_id, position)` agrees with every stream's version order. (A row lock such as
     /// SELECT ... FOR UPDATE would assign the id before waiting and break that.)
-    static func lockStreams(appID: UUID, keys: [StreamKey], on connection: PostgresConnection) throws -> [StreamKey: Int64] {
-        try lock(keys, on: connection)
+    static func lockStreams(
+        appID: UUID, keys: [StreamKey], alreadyLocked: Bool, on connection: PostgresConnection
+    ) throws -> [StreamKey: Int64] {
+        if !alreadyLocked { try lock(keys, on: connection) }
         // The locks make the versions read below stable until commit; a stream without a row
         // is at version 0, and the append's upsert of the heads creates it.
         let users = PostgresArray(keys.map(\.userID))
@@ -237,10 +244,14 @@ public struct EventLog: Sendable {
         }
     }
 
-    public static func read(after position: LogPosition, limit: Int, on connection: PostgresConnection) throws -> [RecordedEvent] {
+    /// With `outcomes` false the stored outcomes are not read (`outcome` is nil): a replay
+    /// computes them again, and they are the largest column.
+    public static func read(
+        after position: LogPosition, limit: Int, outcomes: Bool = true, on connection: PostgresConnection
+    ) throws -> [RecordedEvent] {
         try decode(connection.query(
             """
-            SELECT \(unescaped: columns) FROM events
+            SELECT \(unescaped: outcomes ? columns : columnsWithoutOutcome) FROM events
             WHERE (tx_id, position) > (\(String(position.transactionID))::xid8, \(position.position))
               AND tx_id < pg_snapshot_xmin(pg_current_snapshot())
             ORDER BY events.tx_id, events.position
@@ -252,6 +263,7 @@ public struct EventLog: Sendable {
     /// ORDER BY would prefer over the column (sorting "1000" before "998"): order by
     /// `events.tx_id`, never by the bare name.
     static let columns = "tx_id::text, position, app_id, user_id, device_id, version, event_id, type, data::text, occurred_at, recorded_at, outcome::text"
+    static let columnsWithoutOutcome = "tx_id::text, position, app_id, user_id, device_id, version, event_id, type, data::text, occurred_at, recorded_at, NULL::text"
 
     static func decode(_ rows: PostgresRows) throws -> [RecordedEvent] {
         try rows.map { row in

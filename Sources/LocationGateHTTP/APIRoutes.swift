@@ -134,9 +134,8 @@ struct APIRoutes {
         let identity = try context.require(.ingest)
         var request = request
         let body = try await request.bodyData(limit: 1 << 20)
-        struct Results: Encodable { var results: [EventResult] }
         let results = try await call { try await service.ingest(appID: identity.appID, body: body) }
-        return try JSONResponse.make(.ok, Results(results: results))
+        return JSONResponse.make(.ok, data: EventResults(results: results).jsonData)
     }
 
     // MARK: - Gates

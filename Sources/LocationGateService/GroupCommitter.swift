@@ -17,9 +17,9 @@ struct CommittedAppend: Sendable {
 /// and each is still acknowledged only after that transaction commits.
 ///
 /// Requests wait in a queue; up to `maxInFlight` drainers each take what is queued (up to
-/// `maxEvents` events), append each app's requests as one combined batch in a savepoint,
-/// commit once, and answer them all. When an event is refused (a version conflict, a rule),
-/// the savepoint is rolled back, that request alone fails, and the others are appended again.
+/// `maxEvents` events), append each app's requests as one combined batch, commit once, and
+/// answer them all. When an event is refused (a version conflict, a rule), the transaction is
+/// rolled back, that request alone fails, and the others are appended again.
 final class GroupCommitter: Sendable {
     struct Request {
         var appID: UUID
@@ -74,39 +74,63 @@ final class GroupCommitter: Sendable {
         }
     }
 
+    /// A request of the group refused one of its events; the transaction rolled back.
+    private struct Refused: Error {
+        var request: Int
+        var error: EventLogError
+    }
+
+    /// Appends the group in one transaction. When a request's event is refused (a version
+    /// conflict, a rule), the transaction is rolled back, that request alone fails, and the
+    /// others are appended again in a new one; refusals are rare, so the common case pays for
+    /// no savepoints. A unique violation (a retry racing another group with the same event id)
+    /// is retried too: the next attempt answers it as a duplicate.
     private func commit(_ group: [Request]) async {
-        typealias Outcome = Result<CommittedAppend, any Error>
-        let requests = group.map { ($0.appID, $0.events, $0.decoded) }
-        do {
-            let outcomes: [Outcome] = try await pool.withConnection { connection in
-                try connection.transaction { connection in try Self.appendAll(requests, on: connection) }
+        var outcomes = [Result<CommittedAppend, any Error>?](repeating: nil, count: group.count)
+        var pending = Array(group.indices)
+        var races = 0
+        while !pending.isEmpty {
+            let requests = pending.map { (group[$0].appID, group[$0].events, group[$0].decoded) }
+            do {
+                let committed = try await pool.withConnection { connection in
+                    try connection.transaction { connection in try Self.appendAll(requests, on: connection) }
+                }
+                for (number, index) in pending.enumerated() { outcomes[index] = .success(committed[number]) }
+                pending = []
+            } catch let refused as Refused {
+                let index = pending[refused.request]
+                outcomes[index] = .failure(refused.error)
+                pending.remove(at: refused.request)
+            } catch let error as PostgresError where error.isUniqueViolation && races < 2 {
+                races += 1
+            } catch {
+                // The transaction failed: nothing of what is pending is stored.
+                for index in pending { outcomes[index] = .failure(error) }
+                pending = []
             }
-            for (request, outcome) in zip(group, outcomes) {
-                request.continuation.resume(with: outcome)
-            }
-        } catch {
-            // The commit itself failed: nothing of the group is stored.
-            for request in group { request.continuation.resume(throwing: error) }
+        }
+        for (request, outcome) in zip(group, outcomes) {
+            request.continuation.resume(with: outcome ?? .failure(PostgresError(.server, message: "request not appended")))
         }
     }
 
-    /// Appends the requests of each app as one combined batch, in a savepoint: one set of
-    /// statements for all of them. When an event is refused, its request alone fails and the
-    /// rest are appended again without it.
+    /// Appends the requests of each app as one combined batch: one set of statements for all
+    /// of them. Throws `Refused` for the first request with a refused event.
     private static func appendAll(
         _ requests: [(UUID, [NewEvent], [Int: LocationEvent])], on connection: PostgresConnection
-    ) throws -> [Result<CommittedAppend, any Error>] {
-        var outcomes = [Result<CommittedAppend, any Error>?](repeating: nil, count: requests.count)
+    ) throws -> [CommittedAppend] {
+        var committed = [CommittedAppend?](repeating: nil, count: requests.count)
         // Every stream of the group is locked before the first append writes: a later app's
-        // append (or a retried round) waiting for a lock after the transaction got its id
-        // would put that stream's events out of version order in the global order.
+        // append (or a later round) waiting for a lock after the transaction got its id would
+        // put that stream's events out of version order in the global order.
         try EventLog.lock(requests.flatMap { request in
             request.1.map { StreamKey(appID: request.0, userID: $0.userID, deviceID: $0.deviceID) }
         }, on: connection)
         for appID in Set(requests.map(\.0)) {
             var pending = requests.indices.filter { requests[$0].0 == appID }
             while !pending.isEmpty {
-                // One round: requests whose ids do not repeat an earlier request's in the round.
+                // One round: requests whose ids do not repeat an earlier request's in the round
+                // (a later round finds them stored, and answers them as duplicates).
                 var round: [Int] = []
                 var ids: Set<UUID> = []
                 for index in pending where requests[index].1.allSatisfy({ !ids.contains($0.id) }) {
@@ -124,18 +148,10 @@ final class GroupCommitter: Sendable {
                     }
                 }
                 let projector = DeviceProjector(events: decoded)
+                let results: [AppendResult]
                 do {
-                    // Inside the group's transaction, EventLog's append runs in a savepoint.
-                    let results = try EventLog.append(appID: appID, events: events, projector: projector, on: connection)
-                    for (number, index) in round.enumerated() {
-                        let end = number + 1 < offsets.count ? offsets[number + 1] : results.count
-                        let eventOutcomes = projector.outcomes
-                        var own: [Int: EventOutcome] = [:]
-                        for position in offsets[number]..<end { own[position - offsets[number]] = eventOutcomes[position] }
-                        outcomes[index] = .success(CommittedAppend(
-                            results: Array(results[offsets[number]..<end]), outcomes: own, states: projector.states))
-                    }
-                    pending.removeAll { round.contains($0) }
+                    results = try EventLog.appendInTransaction(
+                        appID: appID, events: events, projector: projector, streamsLocked: true, on: connection)
                 } catch let error as EventLogError {
                     // Find the request of the refused event; it fails with its own index.
                     let failedAt: Int
@@ -144,11 +160,22 @@ final class GroupCommitter: Sendable {
                     case .database: throw error
                     }
                     let number = offsets.lastIndex { $0 <= failedAt } ?? 0
-                    outcomes[round[number]] = .failure(error.reindexed(failedAt - offsets[number]))
-                    pending.removeAll { $0 == round[number] }
+                    throw Refused(request: round[number], error: error.reindexed(failedAt - offsets[number]))
                 }
+                let eventOutcomes = projector.outcomes
+                let states = projector.states
+                for (number, index) in round.enumerated() {
+                    let end = number + 1 < offsets.count ? offsets[number + 1] : results.count
+                    var own: [Int: EventOutcome] = [:]
+                    for position in offsets[number]..<end { own[position - offsets[number]] = eventOutcomes[position] }
+                    committed[index] = CommittedAppend(results: Array(results[offsets[number]..<end]), outcomes: own, states: states)
+                }
+                pending.removeAll { round.contains($0) }
             }
         }
-        return outcomes.map { $0 ?? .failure(PostgresError(.server, message: "request not appended")) }
+        return try committed.map { append in
+            guard let append else { throw PostgresError(.server, message: "request not appended") }
+            return append
+        }
     }
 }

@@ -41,7 +41,7 @@ public struct Replay: Sendable {
         var projection = Projection()
         var position = LogPosition.start
         while true {
-            var page = try EventLog.read(after: position, limit: pageSize, on: connection)
+            var page = try EventLog.read(after: position, limit: pageSize, outcomes: false, on: connection)
             let full = page.count == pageSize
             if let last = page.last { position = last.logPosition }
             if let end { page.removeAll { $0.logPosition > end } }

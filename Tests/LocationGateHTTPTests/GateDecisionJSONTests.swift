@@ -3,6 +3,7 @@ import LocationAuthorization
 import Testing
 
 @testable import LocationGateHTTP
+@testable import LocationGateService
 
 @Suite("The hand-written gate JSON equals the Codable form")
 struct GateDecisionJSONTests {
@@ -21,6 +22,33 @@ struct GateDecisionJSONTests {
             let actual = try JSONSerialization.jsonObject(with: decision.jsonData) as? NSDictionary
             #expect(actual == expected, "\(String(decoding: decision.jsonData, as: UTF8.self))")
             #expect(try JSONDecoder().decode(GateDecision.self, from: decision.jsonData) == decision)
+        }
+    }
+}
+
+@Suite("The hand-written ingest results JSON equals the Codable form")
+struct EventResultsJSONTests {
+    @Test("Results with every kind of effect, duplicates and characters to escape")
+    func sameJSON() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let effects: [Effect] = [
+            .promptShown(.whenInUse), .statusChanged(from: .notDetermined, to: .authorizedWhenInUse),
+            .accuracyChanged(from: .full, to: .reduced), .noEffect(.promptPending),
+            .failed(.missingUsageDescription, keys: ["NSLocationWhenInUseUsageDescription", "x\"y"]),
+            .eventDelivered(true), .reconciled(from: .denied, to: .authorizedAlways),
+        ]
+        let results = (0..<effects.count + 1).map { index in
+            EventResult(
+                id: UUID().uuidString.lowercased(), userId: index % 2 == 0 ? "user-\(index)" : "odd \"user\" \\ \u{1}\n",
+                deviceId: "device/\(index)", version: Int64(index * 1000), effects: Array(effects.prefix(index)),
+                status: AuthorizationStatus.allCases[index % 5], duplicate: index % 3 == 0)
+        }
+        for count in [0, 1, results.count] {
+            let value = EventResults(results: Array(results.prefix(count)))
+            let expected = try JSONSerialization.jsonObject(with: encoder.encode(value)) as? NSDictionary
+            let actual = try JSONSerialization.jsonObject(with: value.jsonData) as? NSDictionary
+            #expect(actual != nil && actual == expected, "\(String(decoding: value.jsonData, as: UTF8.self))")
         }
     }
 }

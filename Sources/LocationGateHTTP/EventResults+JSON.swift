@@ -1,0 +1,33 @@
+import Foundation
+import LocationAuthorization
+import LocationGateService
+
+/// The answer to `POST /v1/events`, by hand for the same reason: one small append per request
+/// is the other hot path. `EventResultsJSONTests` checks it against the Codable form.
+struct EventResults: Encodable {
+    var results: [EventResult]
+
+    var jsonData: Data {
+        var writer = JSONWriter(capacity: 160 * results.count + 16)
+        writer.objectStart()
+        writer.key("results")
+        writer.arrayStart()
+        for result in results {
+            writer.objectStart()
+            writer.field("deviceId", result.deviceId)
+            writer.field("duplicate", result.duplicate)
+            writer.key("effects")
+            writer.arrayStart()
+            for effect in result.effects { effect.write(to: &writer) }
+            writer.arrayEnd()
+            writer.field("id", result.id)
+            writer.field("status", result.status)
+            writer.field("userId", result.userId)
+            writer.field("version", Int(result.version))
+            writer.objectEnd()
+        }
+        writer.arrayEnd()
+        writer.objectEnd()
+        return Data(writer.bytes)
+    }
+}
