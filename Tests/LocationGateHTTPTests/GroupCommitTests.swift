@@ -39,4 +39,63 @@ struct GroupCommitTests {
         #expect(try await service.log.version(of: StreamKey(appID: appID, userID: "u", deviceID: "d")) == 54)
         await pool.close()
     }
+
+    @Test("Concurrent appends with rule violations and retried ids: refused ones fail alone, a retry is a duplicate")
+    func rejectionsAndRetries() async throws {
+        let pool = try await TestDatabase.pool(size: 6)
+        let service = GateService(pool: pool, logger: TestDatabase.logger)
+        let appID = try await TestDatabase.makeApp(pool)
+        // Each device: a request, then (concurrently) its answer twice with the same id, and an
+        // answer for a device with no prompt on screen (noPromptPending).
+        let ids = (0..<20).map { _ in UUID() }
+        for device in 0..<20 {
+            _ = try await service.ingest(appID: appID, submissions: [EventSubmission(
+                id: UUID(), userId: "u", deviceId: "d\(device)", occurredAt: Date(timeIntervalSince1970: 1_795_341_600),
+                event: .authorizationRequested(.whenInUse))])
+        }
+        enum Kind: Sendable { case answer(Int), refused(Int) }
+        let outcomes = await withTaskGroup(of: (Kind, Result<EventResult, ServiceError>).self) { group in
+            for device in 0..<20 {
+                for kind in [Kind.answer(device), .answer(device), .refused(device)] {
+                    group.addTask {
+                        let submission: EventSubmission
+                        switch kind {
+                        case .answer(let device):
+                            submission = EventSubmission(
+                                id: ids[device], userId: "u", deviceId: "d\(device)", occurredAt: Date(timeIntervalSince1970: 1_795_341_601),
+                                event: .promptResponded(.allowWhileUsing))
+                        case .refused(let device):
+                            submission = EventSubmission(
+                                id: UUID(), userId: "u", deviceId: "other\(device)", occurredAt: Date(timeIntervalSince1970: 1_795_341_601),
+                                event: .promptResponded(.allowWhileUsing))
+                        }
+                        do {
+                            return (kind, .success(try await service.ingest(appID: appID, submissions: [submission])[0]))
+                        } catch {
+                            return (kind, .failure(error as? ServiceError ?? ServiceError(.internalError, "\(error)")))
+                        }
+                    }
+                }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        for device in 0..<20 {
+            let answers = outcomes.compactMap { kind, result -> EventResult? in
+                if case .answer(device) = kind { return try? result.get() }
+                return nil
+            }
+            // Both submissions of the same id succeed: one stored it, the other is its duplicate.
+            #expect(answers.count == 2)
+            #expect(answers.filter { $0.duplicate }.count == 1)
+            #expect(answers.allSatisfy { $0.version == 2 && $0.status == AuthorizationStatus.authorizedWhenInUse })
+            let refused = outcomes.compactMap { kind, result -> ServiceError? in
+                if case .refused(device) = kind, case .failure(let error) = result { return error }
+                return nil
+            }
+            #expect(refused.count == 1 && refused.first?.code == .ruleViolation)
+            #expect(try await service.log.version(of: StreamKey(appID: appID, userID: "u", deviceID: "d\(device)")) == 2)
+            #expect(try await service.log.version(of: StreamKey(appID: appID, userID: "u", deviceID: "other\(device)")) == 0)
+        }
+        await pool.close()
+    }
 }
