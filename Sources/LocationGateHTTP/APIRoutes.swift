@@ -218,7 +218,10 @@ struct APIRoutes {
     }
 
     private func identifier(_ context: AppRequestContext, _ name: String, field: String) throws -> String {
-        let value = context.parameters.get(name)?.removingPercentEncoding ?? ""
+        // Percent-decoding only when there is something to decode: Foundation's decoder was
+        // 5% of a cached gate.
+        let raw = context.parameters.get(name) ?? ""
+        let value = raw.utf8.contains(UInt8(ascii: "%")) ? raw.removingPercentEncoding ?? "" : raw
         guard EventSubmission.isValidIdentifier(value) else {
             throw APIError(.validationFailed, "\(field): must be 1 to 128 characters of A-Z a-z 0-9 . _ : @ -")
         }

@@ -16,7 +16,8 @@ extension UUID {
                         guard bytes[index] == UInt8(ascii: "-") else { return false }
                         index += 1
                     }
-                    guard let high = Self.hexValue(bytes[index]), let low = Self.hexValue(bytes[index + 1]) else { return false }
+                    let high = Self.hexValues[Int(bytes[index])], low = Self.hexValues[Int(bytes[index + 1])]
+                    guard high | low < 0x10 else { return false }
                     out[offset] = high << 4 | low
                     index += 2
                 }
@@ -28,12 +29,13 @@ extension UUID {
         self.init(uuid: parsed)
     }
 
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
+    /// Each byte's value as a hex digit, 0xFF for a byte that is not one.
+    private static let hexValues: [UInt8] = (0...255).map { byte in
+        switch UInt8(byte) {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): UInt8(byte) - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): UInt8(byte) - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): UInt8(byte) - UInt8(ascii: "A") + 10
+        default: 0xFF
         }
     }
 
