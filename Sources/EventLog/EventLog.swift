@@ -262,8 +262,11 @@ public struct EventLog: Sendable {
     /// The select list of `RecordedEvent`. `tx_id::text` is named `tx_id` in the output, which
     /// ORDER BY would prefer over the column (sorting "1000" before "998"): order by
     /// `events.tx_id`, never by the bare name.
-    static let columns = "tx_id::text, position, app_id, user_id, device_id, version, event_id, type, data::text, occurred_at, recorded_at, outcome::text"
-    static let columnsWithoutOutcome = "tx_id::text, position, app_id, user_id, device_id, version, event_id, type, data::text, occurred_at, recorded_at, NULL::text"
+    static let columns = columnsBeforeOutcome + ", outcome::text"
+    /// The same list with a NULL in the outcome's place, for readers that do not need it.
+    static let columnsWithoutOutcome = columnsBeforeOutcome + ", NULL::text"
+    private static let columnsBeforeOutcome =
+        "tx_id::text, position, app_id, user_id, device_id, version, event_id, type, data::text, occurred_at, recorded_at"
 
     static func decode(_ rows: PostgresRows) throws -> [RecordedEvent] {
         try rows.map { row in
