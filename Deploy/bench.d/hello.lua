@@ -1,6 +1,2 @@
 -- wrk: the trivial JSON route of the same server binary, as the baseline.
-done = function(summary, latency, requests)
-    io.write(string.format('{"requests": %d, "seconds": %.3f, "errors": %d, "non2xx": %d, "p50_ms": %.3f, "p99_ms": %.3f}\n',
-        summary.requests, summary.duration / 1e6, summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
-        summary.errors.status, latency:percentile(50) / 1000, latency:percentile(99) / 1000))
-end
+dofile("Deploy/bench.d/report.lua")
