@@ -118,7 +118,7 @@ public struct Replay: Sendable {
             if row.version != device.version {
                 differences.append(Difference(subject: "\(key)", detail: "stored version \(row.version), log \(device.version)"))
             } else if row.state != device.state {
-                differences.append(Difference(subject: "\(key)", detail: "stored state differs: \(try JSONText.encode(row.state)) vs \(try JSONText.encode(device.state))"))
+                differences.append(Difference(subject: "\(key)", detail: "stored state differs: \(row.state.storedJSON) vs \(device.state.storedJSON)"))
             } else if row.milestones != device.milestones {
                 differences.append(Difference(subject: "\(key)", detail: "stored milestones \(row.milestones.rawValue), log \(device.milestones.rawValue)"))
             }
