@@ -11,7 +11,7 @@ extension LocationEvent: Codable {
         case authorization, preciseLocation, enabled, restricted, status, accuracy
     }
 
-    /// Strings inside `data` are bounded so that one event cannot bloat the log.
+    /// Keys inside `data` are bounded so that one event cannot bloat the log (bytes).
     static let maxStringLength = 128
     static let maxListCount = 64
 
@@ -43,7 +43,7 @@ extension LocationEvent: Codable {
             let kind = try Self.decodeEnum(RequestKind.self, data, .request)
             let purposeKey = try data.decodeIfPresent(String.self, forKey: .purposeKey)
             if let purposeKey {
-                try Self.checkBounded(purposeKey, field: "data.purposeKey")
+                try ClientText.checkKey(purposeKey, field: "data.purposeKey")
             }
             if kind == .temporaryFullAccuracy && purposeKey == nil {
                 throw EventValidationError(
@@ -140,11 +140,8 @@ extension LocationEvent: Codable {
         return value
     }
 
-    static func checkBounded(_ text: String, field: String) throws {
-        guard !text.isEmpty, text.count <= maxStringLength else {
-            throw EventValidationError.invalid(field, "must be 1 to \(maxStringLength) characters")
-        }
-    }
+    /// SPEC §1: `appVersion` is 1 to 64 bytes.
+    static let maxAppVersionBytes = 64
 }
 
 extension DeviceContext: Codable {
@@ -169,7 +166,7 @@ extension DeviceContext: Codable {
             self.osVersion = version
         }
         if let appVersion = try container.decodeIfPresent(String.self, forKey: .appVersion) {
-            try LocationEvent.checkBounded(appVersion, field: "data.appVersion")
+            try ClientText.check(appVersion, field: "data.appVersion", bytes: 1...LocationEvent.maxAppVersionBytes)
             self.appVersion = appVersion
         }
         self.usageDescriptions = try Self.decodeKeys(container, .usageDescriptions)
@@ -193,8 +190,8 @@ extension DeviceContext: Codable {
         guard keys.count <= LocationEvent.maxListCount else {
             throw EventValidationError.invalid("data.\(key.stringValue)", "at most \(LocationEvent.maxListCount) keys")
         }
-        for item in keys {
-            try LocationEvent.checkBounded(item, field: "data.\(key.stringValue)")
+        for (position, item) in keys.enumerated() {
+            try ClientText.checkKey(item, field: "data.\(key.stringValue)[\(position)]", bytes: 1...LocationEvent.maxStringLength)
         }
         return Set(keys)
     }

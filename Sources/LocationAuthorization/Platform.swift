@@ -35,7 +35,7 @@ public struct OSVersion: Sendable, Hashable, Comparable, CustomStringConvertible
         guard (1...3).contains(parts.count), text.count <= 32 else { return nil }
         var numbers: [Int] = []
         for part in parts {
-            guard !part.isEmpty, part.allSatisfy({ $0.isASCII && $0.isNumber }), let value = Int(part), value < 10_000 else {
+            guard (1...4).contains(part.utf8.count), part.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let value = Int(part) else {
                 return nil
             }
             numbers.append(value)

@@ -7,10 +7,14 @@ import LocationGateService
 struct APIError: HTTPResponseError {
     var error: ServiceError
     var retryAfter: Int?
+    /// Headers the answer carries besides Retry-After (`Allow` with a 405).
+    var headers: HTTPFields = [:]
 
+    /// 503s carry `Retry-After: 1` unless told otherwise: an outage or a full queue is worth
+    /// retrying soon, and a client with no hint would retry at once.
     init(_ error: ServiceError, retryAfter: Int? = nil) {
         self.error = error
-        self.retryAfter = retryAfter
+        self.retryAfter = retryAfter ?? (error.isRetryable ? 1 : nil)
     }
 
     init(_ code: ServiceError.Code, _ message: String, index: Int? = nil) {
@@ -23,11 +27,12 @@ struct APIError: HTTPResponseError {
         case .unauthorized: .unauthorized
         case .forbidden: .forbidden
         case .notFound: .notFound
+        case .methodNotAllowed: .methodNotAllowed
         case .versionConflict: .conflict
         case .tooLarge: .contentTooLarge
         case .validationFailed, .ruleViolation: .unprocessableContent
         case .rateLimited: .tooManyRequests
-        case .databaseUnavailable: .serviceUnavailable
+        case .databaseUnavailable, .overloaded: .serviceUnavailable
         case .internalError: .internalServerError
         }
     }
@@ -46,6 +51,15 @@ struct APIError: HTTPResponseError {
         var response = try JSONResponse.make(
             status, Body(error: .init(code: error.code.rawValue, message: error.message, index: error.index)))
         if let retryAfter { response.headers[.retryAfter] = String(retryAfter) }
+        for field in headers { response.headers.append(field) }
+        if request.uri.path.hasPrefix("/ofrep/") {
+            // OFREP clients read OFREP's bodies, whatever failed.
+            var ofrep = try OFREPError.response(status, key: nil, code: OFREPError.code(for: error.code), details: error.message)
+            for field in response.headers where field.name != .contentType && field.name != .contentLength {
+                ofrep.headers.append(field)
+            }
+            return ofrep
+        }
         return response
     }
 }

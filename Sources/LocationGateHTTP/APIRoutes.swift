@@ -8,22 +8,22 @@ import LocationGateService
 struct APIRoutes {
     let service: GateService
 
-    func register(on router: Router<AppRequestContext>) {
-        router.post("/v1/apps", use: createApp)
-        router.post("/v1/keys", use: createKey)
-        router.delete("/v1/keys/:id", use: revokeKey)
-        router.put("/v1/features/:key", use: putFeature)
-        router.get("/v1/features", use: listFeatures)
-        router.get("/v1/features/:key", use: getFeature)
-        router.delete("/v1/features/:key", use: deleteFeature)
-        router.post("/v1/events", use: appendEvents)
-        router.get("/v1/users/:user/devices/:device/gates", use: deviceGates)
-        router.get("/v1/users/:user/devices/:device/gates/:feature", use: deviceGate)
-        router.get("/v1/users/:user/gates", use: userGates)
-        router.post("/v1/gates/query", use: queryGates)
-        router.get("/v1/users/:user/devices/:device/history", use: history)
-        router.get("/v1/users/:user/devices/:device/state", use: state)
-        router.get("/v1/analytics/:kind", use: analytics)
+    func register(on routes: RouteTable) {
+        routes.post("/v1/apps", use: createApp)
+        routes.post("/v1/keys", use: createKey)
+        routes.delete("/v1/keys/:id", use: revokeKey)
+        routes.put("/v1/features/:key", use: putFeature)
+        routes.get("/v1/features", use: listFeatures)
+        routes.get("/v1/features/:key", use: getFeature)
+        routes.delete("/v1/features/:key", use: deleteFeature)
+        routes.post("/v1/events", use: appendEvents)
+        routes.get("/v1/users/:user/devices/:device/gates", use: deviceGates)
+        routes.get("/v1/users/:user/devices/:device/gates/:feature", use: deviceGate)
+        routes.get("/v1/users/:user/gates", use: userGates)
+        routes.post("/v1/gates/query", use: queryGates)
+        routes.get("/v1/users/:user/devices/:device/history", use: history)
+        routes.get("/v1/users/:user/devices/:device/state", use: state)
+        routes.get("/v1/analytics/:kind", use: analytics)
     }
 
     // MARK: - Analytics
@@ -61,7 +61,7 @@ struct APIRoutes {
         let body = try decode(Body.self, try await request.bodyData(limit: 64 * 1024))
         let created = try await call { try await service.apps.create(name: body.name) }
         struct Created: Encodable { var appId: String; var name: String; var apiKey: String }
-        return try JSONResponse.make(.created, Created(appId: created.appID.uuidString.lowercased(), name: body.name.trimmingCharacters(in: .whitespacesAndNewlines), apiKey: created.apiKey))
+        return try JSONResponse.make(.created, Created(appId: created.appID.uuidString.lowercased(), name: body.name, apiKey: created.apiKey))
     }
 
     @Sendable func createKey(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -122,7 +122,10 @@ struct APIRoutes {
     @Sendable func deleteFeature(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.require(.admin)
         let key = context.parameters.get("key") ?? ""
-        guard try await call({ try await service.features.delete(appID: identity.appID, key: key) }) else {
+        // A key no feature can have is not looked up (nor sent to the database).
+        guard (try? ClientText.checkKey(key, field: "key", bytes: 1...64)) != nil,
+            try await call({ try await service.features.delete(appID: identity.appID, key: key) })
+        else {
             throw APIError(.notFound, "no feature \(key.prefix(128))")
         }
         return Response(status: .noContent)

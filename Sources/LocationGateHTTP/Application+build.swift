@@ -12,9 +12,10 @@ public struct ServerConfiguration: Sendable {
     public var port: Int = 8080
     /// `LOCGATE_ADMIN_TOKEN`: creates apps. Without it no app can be created over HTTP.
     public var adminToken: String?
-    /// Per-key requests per second; nil turns limits off (the default).
+    /// Per-app requests per second (all of the app's keys together); nil turns limits off
+    /// (the default).
     public var rateLimit: Double?
-    /// Tokens a key may spend at once; defaults to one second's worth.
+    /// Tokens an app may spend at once; defaults to one second's worth.
     public var rateLimitBurst: Double?
 
     public init() {}
@@ -41,17 +42,20 @@ public func buildRouter(
     registry: PrometheusCollectorRegistry?
 ) -> Router<AppRequestContext> {
     let router = Router(context: AppRequestContext.self)
+    router.add(middleware: ErrorBodyMiddleware())
     router.add(middleware: MetricsMiddleware())
     router.add(middleware: AuthenticationMiddleware(keys: service.keys, adminToken: configuration.adminToken))
     if let rate = configuration.rateLimit, rate > 0 {
         router.add(middleware: RateLimitMiddleware(limiter: RateLimiter(requestsPerSecond: rate, burst: configuration.rateLimitBurst ?? rate)))
     }
-    HealthRoutes(service: service, follower: follower, registry: registry).register(on: router)
-    APIRoutes(service: service).register(on: router)
-    OFREPRoutes(service: service).register(on: router)
-    router.get("/hello") { _, _ in
+    let routes = RouteTable(router: router)
+    HealthRoutes(service: service, follower: follower, registry: registry).register(on: routes)
+    APIRoutes(service: service).register(on: routes)
+    OFREPRoutes(service: service).register(on: routes)
+    routes.get("/hello") { _, _ in
         // The trivial JSON route the benchmarks compare gates against.
         try JSONResponse.make(.ok, ["hello": "world"])
     }
+    routes.registerMethodNotAllowed()
     return router
 }

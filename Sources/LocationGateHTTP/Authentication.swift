@@ -22,7 +22,7 @@ struct AuthenticationMiddleware: RouterMiddleware {
                 do {
                     context.identity = try await keys.identity(forKey: token)
                 } catch {
-                    throw APIError(.databaseUnavailable, "the database is unavailable")
+                    throw APIError(ServiceError.from(error))
                 }
             }
         }

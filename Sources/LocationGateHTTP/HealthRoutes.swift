@@ -4,29 +4,47 @@ import Hummingbird
 import LocationGateSchema
 import LocationGateService
 import Metrics
+import PostgresClient
 import Prometheus
+import Synchronization
 
-/// `/healthz` (the process is up), `/readyz` (database, migrations, cache following the log)
-/// and `/metrics` (Prometheus text). None needs a key.
-struct HealthRoutes {
+/// `/healthz` (the process is up; never touches the database), `/readyz` (database,
+/// migrations, caches following changes) and `/metrics` (Prometheus text). None needs a key.
+/// `/readyz` and `/metrics` cost the same at any log size: the horizon from the snapshot and
+/// the planner's row estimate, never a count of the log.
+final class HealthRoutes: Sendable {
     let service: GateService
     let follower: CacheFollower?
     let registry: PrometheusCollectorRegistry?
+    /// Set once no migration is pending: this binary's migrations cannot become pending again.
+    private let migrated = Mutex(false)
 
-    func register(on router: Router<AppRequestContext>) {
-        router.get("/healthz") { _, _ in
+    init(service: GateService, follower: CacheFollower?, registry: PrometheusCollectorRegistry?) {
+        self.service = service
+        self.follower = follower
+        self.registry = registry
+    }
+
+    func register(on routes: RouteTable) {
+        routes.get("/healthz") { _, _ in
             try JSONResponse.make(.ok, ["status": "ok"])
         }
-        router.get("/readyz", use: ready)
-        router.get("/metrics") { _, _ -> Response in
+        routes.get("/readyz", use: ready)
+        routes.get("/metrics") { [self] _, _ -> Response in
             guard let registry else {
                 return JSONResponse.make(.ok, data: Data(), contentType: "text/plain; version=0.0.4")
             }
-            // Gauges read at scrape time: the cache size, and the projection lag (events
-            // committed but not yet readable in global order, which followers wait on).
+            // Gauges read at scrape time.
             Gauge(label: "locgate_devices_cached").record(service.cache.count)
-            if let lag = try? await service.log.health().unreadableEvents {
-                Gauge(label: "locgate_projection_lag_events").record(lag)
+            Gauge(label: "locgate_device_cache_bytes").record(service.cache.bytes)
+            Gauge(label: "locgate_device_cache_budget_bytes").record(service.cache.byteBudget)
+            Gauge(label: "locgate_keys_cached").record(service.keys.cachedCount)
+            Gauge(label: "locgate_pool_waiting").record(service.pool.waiting)
+            Gauge(label: "locgate_group_commit_queued_events").record(service.queuedEvents)
+            Gauge(label: "locgate_caches_following").record(service.coherence.isFollowing ? 1 : 0)
+            if let vitals = try? await service.log.vitals() {
+                Gauge(label: "locgate_global_order_horizon_lag").record(vitals.horizonLag)
+                Gauge(label: "locgate_events_estimated").record(vitals.estimatedEvents)
             }
             return JSONResponse.make(.ok, data: Data(registry.emitToBuffer()), contentType: "text/plain; version=0.0.4")
         }
@@ -37,18 +55,21 @@ struct HealthRoutes {
         var database: Bool
         var pendingMigrations: [String]
         var cacheFollowing: Bool
-        var unreadableEvents: Int64?
+        var horizonLag: Int64?
         var devicesCached: Int
     }
 
     @Sendable func ready(_ request: Request, context: AppRequestContext) async throws -> Response {
         var report = Readiness(
             ready: false, database: false, pendingMigrations: [], cacheFollowing: follower?.isCaughtUp ?? true,
-            unreadableEvents: nil, devicesCached: service.cache.count)
+            horizonLag: nil, devicesCached: service.cache.count)
         do {
-            let migrator = SchemaMigrator(pool: service.pool, migrations: try SchemaMigrations.load(), logger: context.logger)
-            report.pendingMigrations = try await migrator.pending().map(\.name)
-            report.unreadableEvents = try await service.log.health().unreadableEvents
+            if !migrated.withLock({ $0 }) {
+                let migrator = SchemaMigrator(pool: service.pool, migrations: try SchemaMigrations.load(), logger: context.logger)
+                report.pendingMigrations = try await migrator.pending().map(\.name)
+                if report.pendingMigrations.isEmpty { migrated.withLock { $0 = true } }
+            }
+            report.horizonLag = try await service.log.vitals().horizonLag
             report.database = true
         } catch {
             report.database = false

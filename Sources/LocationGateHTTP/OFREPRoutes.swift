@@ -10,9 +10,9 @@ import LocationGateService
 struct OFREPRoutes {
     let service: GateService
 
-    func register(on router: Router<AppRequestContext>) {
-        router.post("/ofrep/v1/evaluate/flags/:key", use: evaluateFlag)
-        router.post("/ofrep/v1/evaluate/flags", use: evaluateFlags)
+    func register(on routes: RouteTable) {
+        routes.post("/ofrep/v1/evaluate/flags/:key", use: evaluateFlag)
+        routes.post("/ofrep/v1/evaluate/flags", use: evaluateFlags)
     }
 
     struct Evaluation: Encodable {
@@ -40,7 +40,7 @@ struct OFREPRoutes {
         let target: Target
         switch try await Self.target(from: &request) {
         case .success(let value): target = value
-        case .failure(let failure): return try OFREPError.response(.badRequest, key: flag, code: failure.code, details: failure.details)
+        case .failure(let failure): return try OFREPError.response(failure.status, key: flag, code: failure.code, details: failure.details)
         }
         do {
             guard let feature = try await service.features.feature(appID: identity.appID, key: flag) else {
@@ -48,7 +48,7 @@ struct OFREPRoutes {
             }
             return try JSONResponse.make(.ok, try await evaluate(feature, appID: identity.appID, target: target))
         } catch {
-            return try OFREPError.response(.internalServerError, key: flag, code: "GENERAL", details: ServiceError.from(error).message)
+            return try OFREPError.response(error, key: flag)
         }
     }
 
@@ -63,7 +63,7 @@ struct OFREPRoutes {
         let target: Target
         switch try await Self.target(from: &request) {
         case .success(let value): target = value
-        case .failure(let failure): return try OFREPError.response(.badRequest, key: nil, code: failure.code, details: failure.details)
+        case .failure(let failure): return try OFREPError.response(failure.status, key: nil, code: failure.code, details: failure.details)
         }
         struct Bulk: Encodable { var flags: [Evaluation] }
         let bulk: Bulk
@@ -75,7 +75,7 @@ struct OFREPRoutes {
             }
             bulk = Bulk(flags: flags)
         } catch {
-            return try OFREPError.response(.internalServerError, key: nil, code: "GENERAL", details: ServiceError.from(error).message)
+            return try OFREPError.response(error, key: nil)
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -111,6 +111,7 @@ struct OFREPRoutes {
     private struct ContextFailure: Error {
         var code: String
         var details: String
+        var status: HTTPResponse.Status = .badRequest
     }
 
     /// Reads `{"context": {"targetingKey", "deviceId"}}`.
@@ -119,7 +120,7 @@ struct OFREPRoutes {
         do {
             data = try await request.bodyData(limit: 64 * 1024)
         } catch {
-            return .failure(ContextFailure(code: "PARSE_ERROR", details: "the body is larger than 64 KiB"))
+            return .failure(ContextFailure(code: "GENERAL", details: "the body is larger than 64 KiB", status: .contentTooLarge))
         }
         guard let object = try? JSONSerialization.jsonObject(with: data.isEmpty ? Data("{}".utf8) : data) as? [String: Any] else {
             return .failure(ContextFailure(code: "PARSE_ERROR", details: "the body is not a JSON object"))
@@ -154,6 +155,26 @@ struct OFREPRoutes {
 
 /// OFREP's own error bodies: `{"key", "errorCode", "errorDetails"}`.
 enum OFREPError {
+    /// OFREP's error code for one of ours: OFREP names context and parse errors; everything
+    /// else (auth, limits, outages) is GENERAL with the HTTP status telling which.
+    static func code(for code: ServiceError.Code) -> String {
+        switch code {
+        case .malformedJSON: "PARSE_ERROR"
+        case .notFound: "FLAG_NOT_FOUND"
+        default: "GENERAL"
+        }
+    }
+
+    /// A service error as OFREP answers it: 503 with Retry-After for outages and full queues,
+    /// 500 for defects.
+    static func response(_ error: any Error, key: String?) throws -> Response {
+        let service = ServiceError.from(error)
+        let api = APIError(service)
+        var response = try Self.response(api.status, key: key, code: code(for: service.code), details: service.message)
+        if let retryAfter = api.retryAfter { response.headers[.retryAfter] = String(retryAfter) }
+        return response
+    }
+
     static func response(_ status: HTTPResponse.Status, key: String?, code: String, details: String) throws -> Response {
         struct Body: Encodable {
             var key: String?

@@ -3,18 +3,28 @@ import Hummingbird
 import LocationGateService
 import Synchronization
 
-/// Per-key request limits (SPEC §5: configurable, off by default): a token bucket per key,
-/// `requestsPerSecond` refilled continuously up to `burst`. Over the limit is 429 with
-/// Retry-After in whole seconds.
+/// Per-app request limits (SPEC §5: configurable, counting all of an app's keys together, off
+/// by default): a token bucket per app, `requestsPerSecond` refilled continuously up to
+/// `burst`. Over the limit is 429 with Retry-After in whole seconds.
+///
+/// Buckets expire: a bucket idle long enough to have refilled is the same as no bucket, so
+/// every `sweepInterval` acquisitions such buckets are dropped, and the map holds only the apps
+/// active in the last few seconds.
 final class RateLimiter: Sendable {
     private struct Bucket {
         var tokens: Double
         var updated: ContinuousClock.Instant
     }
 
+    private struct State {
+        var buckets: [UUID: Bucket] = [:]
+        var acquisitions = 0
+    }
+
     let requestsPerSecond: Double
     let burst: Double
-    private let buckets = Mutex<[UUID: Bucket]>([:])
+    static let sweepInterval = 4096
+    private let state = Mutex(State())
 
     init(requestsPerSecond: Double, burst: Double) {
         self.requestsPerSecond = requestsPerSecond
@@ -22,22 +32,35 @@ final class RateLimiter: Sendable {
     }
 
     /// Nil when allowed, else the seconds to wait.
-    func acquire(_ key: UUID) -> Int? {
-        let now = ContinuousClock.now
-        return buckets.withLock { buckets in
-            var bucket = buckets[key] ?? Bucket(tokens: burst, updated: now)
-            let elapsed = now - bucket.updated
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            bucket.tokens = min(burst, bucket.tokens + seconds * requestsPerSecond)
+    func acquire(_ appID: UUID, now: ContinuousClock.Instant = .now) -> Int? {
+        state.withLock { state in
+            state.acquisitions += 1
+            if state.acquisitions % Self.sweepInterval == 0 { sweep(&state.buckets, now: now) }
+            var bucket = state.buckets[appID] ?? Bucket(tokens: burst, updated: now)
+            bucket.tokens = refilled(bucket, now: now)
             bucket.updated = now
             if bucket.tokens >= 1 {
                 bucket.tokens -= 1
-                buckets[key] = bucket
+                state.buckets[appID] = bucket
                 return nil
             }
-            buckets[key] = bucket
+            state.buckets[appID] = bucket
             return max(1, Int(((1 - bucket.tokens) / requestsPerSecond).rounded(.up)))
         }
+    }
+
+    /// Buckets held now.
+    var count: Int { state.withLock { $0.buckets.count } }
+
+    private func refilled(_ bucket: Bucket, now: ContinuousClock.Instant) -> Double {
+        let elapsed = now - bucket.updated
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return min(burst, bucket.tokens + seconds * requestsPerSecond)
+    }
+
+    /// Drops the buckets that are full again.
+    private func sweep(_ buckets: inout [UUID: Bucket], now: ContinuousClock.Instant) {
+        buckets = buckets.filter { refilled($0.value, now: now) < burst }
     }
 }
 
@@ -47,13 +70,8 @@ struct RateLimitMiddleware: RouterMiddleware {
     let limiter: RateLimiter
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        if let identity = context.identity, let wait = limiter.acquire(identity.keyID) {
-            if request.uri.path.hasPrefix("/ofrep/") {
-                var response = try OFREPError.response(.tooManyRequests, key: nil, code: "GENERAL", details: "rate limited")
-                response.headers[.retryAfter] = String(wait)
-                return response
-            }
-            throw APIError(ServiceError(.rateLimited, "too many requests for this key; retry after \(wait) s"), retryAfter: wait)
+        if let identity = context.identity, let wait = limiter.acquire(identity.appID) {
+            throw APIError(ServiceError(.rateLimited, "too many requests for this app; retry after \(wait) s"), retryAfter: wait)
         }
         return try await next(request, context)
     }

@@ -1,5 +1,6 @@
 import Crypto
 import EventLog
+import LocationAuthorization
 import Foundation
 import PostgresClient
 import Synchronization
@@ -22,25 +23,43 @@ public struct APIIdentity: Sendable, Hashable {
 }
 
 /// API keys, stored as SHA-256 of the key (they are 256 random bits, so no salt or slow hash
-/// is needed). Verified keys are cached; a revocation notifies `locgate_keys` and every process
-/// forgets its cached keys.
+/// is needed). Verified keys are cached, and so are unknown ones (so that random tokens do not
+/// reach the database); a creation or revocation notifies `locgate_keys` and every process
+/// forgets its cached keys. Text that is not shaped like a key (`lg_` and 43 base64url
+/// characters) is refused without a lookup. Both caches are bounded (emptied when full), follow
+/// `CacheCoherence`, and never store a lookup that an invalidation overtook.
 public final class APIKeys: Sendable {
     public static let notificationChannel = "locgate_keys"
+    /// Verified keys kept at most; the cache is emptied when full.
+    public static let maxCachedKeys = 100_000
+    /// Unknown keys remembered at most.
+    public static let maxUnknownKeys = 10_000
+
+    private struct Cache {
+        var known: [String: APIIdentity] = [:]
+        var unknown: Set<String> = []
+        var epoch: UInt64 = 0
+    }
 
     private let pool: PostgresConnectionPool
-    private let cache = Mutex<[String: APIIdentity]>([:])
+    private let coherence: CacheCoherence
+    private let cache = Mutex(Cache())
 
-    public init(pool: PostgresConnectionPool) {
+    public init(pool: PostgresConnectionPool, coherence: CacheCoherence = CacheCoherence(alwaysFollowing: true)) {
         self.pool = pool
+        self.coherence = coherence
     }
 
     /// Makes a key: `lg_` and 43 base64url characters. The text is returned once and never stored.
     public func create(appID: UUID, scope: KeyScope) async throws -> (id: UUID, key: String) {
         let id = UUID()
         let key = Self.newKeyText()
-        try await pool.withConnection { connection in
+        try await pool.transaction { connection in
             try Self.insert(id: id, appID: appID, scope: scope, key: key, on: connection)
+            // Other processes may remember this key as unknown.
+            try connection.query("SELECT pg_notify(\(Self.notificationChannel), \(id.uuidString))")
         }
+        invalidateAll()
         return (id, key)
     }
 
@@ -68,21 +87,59 @@ public final class APIKeys: Sendable {
 
     /// The identity behind a key, or nil for an unknown or revoked key.
     public func identity(forKey key: String) async throws -> APIIdentity? {
-        guard key.count <= 200 else { return nil }
+        guard Self.isKeyShaped(key) else { return nil }
         let digest = Self.hash(key)
-        if let cached = cache.withLock({ $0[digest] }) { return cached }
+        let following = coherence.isFollowing
+        let (known, unknown, epoch) = cache.withLock { ($0.known[digest], $0.unknown.contains(digest), $0.epoch) }
+        if following {
+            if let known { return known }
+            if unknown { return nil }
+        }
         let identity = try await pool.withConnection { connection -> APIIdentity? in
             let rows = try connection.query(
                 "SELECT id, app_id, scope FROM api_keys WHERE key_hash = \(digest) AND revoked_at IS NULL")
             guard let row = rows.first, let scope = KeyScope(rawValue: try row.decode(2)) else { return nil }
             return APIIdentity(keyID: try row.decode(0), appID: try row.decode(1), scope: scope)
         }
-        if let identity { cache.withLock { $0[digest] = identity } }
+        if following {
+            cache.withLock { cache in
+                guard cache.epoch == epoch else { return }
+                if let identity {
+                    if cache.known.count >= Self.maxCachedKeys { cache.known = [:] }
+                    cache.known[digest] = identity
+                } else {
+                    if cache.unknown.count >= Self.maxUnknownKeys { cache.unknown = [] }
+                    cache.unknown.insert(digest)
+                }
+            }
+        }
         return identity
     }
 
+    /// `lg_` and 43 base64url characters, as `newKeyText` makes them.
+    static func isKeyShaped(_ key: String) -> Bool {
+        let bytes = key.utf8
+        guard bytes.count == 46, bytes.starts(with: "lg_".utf8) else { return false }
+        return bytes.dropFirst(3).allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
+                true
+            default:
+                false
+            }
+        }
+    }
+
+    /// Cached keys known and unknown (a gauge for `/metrics`).
+    public var cachedCount: Int { cache.withLock { $0.known.count + $0.unknown.count } }
+
     public func invalidateAll() {
-        cache.withLock { $0 = [:] }
+        cache.withLock { cache in
+            cache.epoch &+= 1
+            cache.known = [:]
+            cache.unknown = []
+        }
     }
 
     /// Hex SHA-256 of the key text. On every authenticated request, so no `String(format:)`.
@@ -117,15 +174,18 @@ public struct AppRegistry: Sendable {
     }
 
     /// Creates an app and its first key, with scope admin, in one transaction.
+    /// The name is stored exactly as given: 1 to 200 bytes of UTF-8 without control
+    /// characters (SPEC §1), never trimmed or shortened.
     public func create(name: String) async throws -> (appID: UUID, apiKey: String) {
-        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard (1...200).contains(trimmed.count) else {
-            throw ServiceError(.validationFailed, "name: must be 1 to 200 characters")
+        do {
+            try ClientText.check(name, field: "name", bytes: 1...200)
+        } catch {
+            throw ServiceError(.validationFailed, error.message)
         }
         let appID = UUID()
         let key = APIKeys.newKeyText()
         try await pool.transaction { connection in
-            try connection.query("INSERT INTO apps (id, name) VALUES (\(appID), \(trimmed))")
+            try connection.query("INSERT INTO apps (id, name) VALUES (\(appID), \(name))")
             try APIKeys.insert(id: UUID(), appID: appID, scope: .admin, key: key, on: connection)
         }
         return (appID, key)

@@ -134,17 +134,35 @@ public final class AnalyticsRollup: Service, Sendable {
             }
         }
         var total = 0
+        // The lock is tried, never waited for on a pooled connection: a `replay` holds it for
+        // minutes, and waiting inside the pool would park every connection behind it. Another
+        // holder (a second server's rollup, a replay) is counting the same events anyway.
+        let deadline = ContinuousClock.now + lockPatience
         while true {
             let counted = try await pool.transaction { connection in
                 try Self.countPage(pageSize: pageSize, on: connection)
+            }
+            guard let counted else {
+                guard ContinuousClock.now < deadline else { return total }
+                try await Task.sleep(for: .milliseconds(10))
+                continue
             }
             total += counted
             if counted < pageSize { return total }
         }
     }
 
-    static func countPage(pageSize: Int, locked: Bool = false, on connection: PostgresConnection) throws -> Int {
-        if !locked { try connection.query("SELECT pg_advisory_xact_lock(\(lockKey))") }
+    /// How long `catchUp` keeps trying for the rollup's lock before answering with what is
+    /// counted.
+    public var lockPatience: Duration { .seconds(2) }
+
+    /// Counts one page; nil when another holder has the lock (unless `locked`, when the caller
+    /// already holds it).
+    static func countPage(pageSize: Int, locked: Bool = false, on connection: PostgresConnection) throws -> Int? {
+        if !locked {
+            let acquired = try connection.query("SELECT pg_try_advisory_xact_lock(\(lockKey))").first?.decode(0, as: Bool.self) ?? false
+            guard acquired else { return nil }
+        }
         let checkpoint = try Self.checkpoint(on: connection)
         let events = try EventLog.read(after: checkpoint, limit: pageSize, on: connection)
         guard let last = events.last else { return 0 }

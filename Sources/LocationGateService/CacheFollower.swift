@@ -10,42 +10,69 @@ import Synchronization
 /// Keeps this process's caches coherent with changes made by other processes on the same
 /// database. Every append NOTIFYs the streams it moved when it commits; a cached device older
 /// than that is dropped, and the next gate loads the committed state from `device_states`. Cached
-/// features and keys are dropped the same way when another process changes them. If the listen
-/// connection is lost, everything cached is dropped, since notifications may have been missed.
+/// features and keys are dropped the same way when another process changes them.
+///
+/// Notifications are hints, not the source of truth: they are lost with their connection. So
+/// - every time LISTEN is (re)established, every cache is emptied and every load in flight is
+///   voided (epochs) before the caches are trusted again: the resync;
+/// - the listener sends a heartbeat every 250 ms, and the caches are trusted only while one
+///   was answered within the last 900 ms (`CacheCoherence`): a connection that died silently
+///   stops the caches within that bound;
+/// - while the caches are not trusted, every gate, feature and key is read from PostgreSQL
+///   (the polling fallback), so no answer is older than SPEC §5's bound of one second.
 public final class CacheFollower: Service, Sendable {
     private let service: GateService
     private let logger: Logger
-    private let listening = Mutex(false)
+    private let resyncs = Counter(label: "locgate_cache_resyncs_total")
 
     public init(service: GateService, logger: Logger) {
         self.service = service
         self.logger = logger
     }
 
-    /// True while the notifications are being listened to.
-    public var isCaughtUp: Bool { listening.withLock { $0 } }
+    /// True while the caches may answer.
+    public var isCaughtUp: Bool { service.coherence.isFollowing }
 
     public func run() async throws {
         try await cancelWhenGracefulShutdown {
+            var pause = Duration.milliseconds(50)
             while !Task.isCancelled {
+                let coherence = self.service.coherence
                 let notifications = PostgresListener.notifications(
                     configuration: self.service.pool.configuration,
                     channels: [EventLog.notificationChannel, FeatureCatalog.notificationChannel, APIKeys.notificationChannel],
-                    logger: self.logger, onListening: { self.listening.withLock { $0 = true } })
+                    logger: self.logger,
+                    onListening: {
+                        // From here on every change is notified; what changed before is
+                        // unknown, so start from nothing.
+                        self.resync()
+                        coherence.markAlive()
+                    },
+                    onAlive: { coherence.markAlive() })
+                let started = ContinuousClock.now
                 do {
                     for try await notification in notifications {
                         self.handle(notification)
                     }
                 } catch {
-                    self.logger.warning("change notifications lost; dropping caches until they return")
+                    self.logger.warning("change notifications lost; reading through to PostgreSQL until they return")
                 }
-                self.listening.withLock { $0 = false }
-                self.service.cache.removeAll()
-                self.service.features.invalidateAll()
-                self.service.keys.invalidateAll()
-                try? await Task.sleep(for: .seconds(1))
+                coherence.markLost()
+                // Reconnect at once after a connection that lasted; back off while it keeps failing.
+                if ContinuousClock.now - started > .seconds(5) { pause = .milliseconds(50) }
+                try? await Task.sleep(for: pause)
+                pause = min(pause * 2, .seconds(1))
             }
+            self.service.coherence.markLost()
         }
+    }
+
+    /// Empties every cache and voids the loads in flight.
+    private func resync() {
+        resyncs.increment()
+        service.cache.removeAll()
+        service.features.invalidateAll()
+        service.keys.invalidateAll()
     }
 
     private func handle(_ notification: PostgresNotification) {

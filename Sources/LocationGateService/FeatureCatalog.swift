@@ -6,24 +6,45 @@ import Synchronization
 
 /// Each app's features (SPEC §4), from the `features` table, cached in memory. Changes notify
 /// `locgate_features` with the app id, and every process drops that app's cached catalog.
+///
+/// The cache follows the same rules as the device cache: it answers only while notifications
+/// are followed, a load never stores over an invalidation that came while it ran (an epoch),
+/// and it holds at most `maxApps` catalogs (emptied when full: catalogs are small and cheap
+/// to load again).
 public final class FeatureCatalog: Sendable {
     public static let notificationChannel = "locgate_features"
+    public static let maxApps = 10_000
+
+    private struct Cache {
+        var catalogs: [UUID: [Feature]] = [:]
+        var epoch: UInt64 = 0
+    }
 
     private let pool: PostgresConnectionPool
-    private let cache = Mutex<[UUID: [Feature]]>([:])
+    private let coherence: CacheCoherence
+    private let cache = Mutex(Cache())
 
-    public init(pool: PostgresConnectionPool) {
+    public init(pool: PostgresConnectionPool, coherence: CacheCoherence = CacheCoherence(alwaysFollowing: true)) {
         self.pool = pool
+        self.coherence = coherence
     }
 
     /// The app's features, sorted by key.
     public func features(appID: UUID) async throws -> [Feature] {
-        if let cached = cache.withLock({ $0[appID] }) { return cached }
+        let following = coherence.isFollowing
+        let (cached, epoch) = cache.withLock { ($0.catalogs[appID], $0.epoch) }
+        if following, let cached { return cached }
         let features = try await pool.withConnection { connection in
             try connection.query("SELECT definition::text FROM features WHERE app_id = \(appID) ORDER BY key")
                 .map { try JSONText.decode(Feature.self, try $0.decode(0)) }
         }
-        cache.withLock { $0[appID] = features }
+        if following {
+            cache.withLock { cache in
+                guard cache.epoch == epoch else { return }
+                if cache.catalogs.count >= Self.maxApps { cache.catalogs = [:] }
+                cache.catalogs[appID] = features
+            }
+        }
         return features
     }
 
@@ -61,11 +82,17 @@ public final class FeatureCatalog: Sendable {
 
     /// Drops a cached catalog (on a notification from any process).
     public func invalidate(_ appID: UUID) {
-        cache.withLock { _ = $0.removeValue(forKey: appID) }
+        cache.withLock { cache in
+            cache.epoch &+= 1
+            cache.catalogs.removeValue(forKey: appID)
+        }
     }
 
     public func invalidateAll() {
-        cache.withLock { $0 = [:] }
+        cache.withLock { cache in
+            cache.epoch &+= 1
+            cache.catalogs = [:]
+        }
     }
 
     /// Reads a feature definition as `PUT /v1/features/{key}` receives it (no `key` in the body).
@@ -76,8 +103,10 @@ public final class FeatureCatalog: Sendable {
             var accuracy: String?
             var description: String?
         }
-        guard EventSubmission.isValidIdentifier(key) else {
-            throw ServiceError(.validationFailed, "feature key must be 1 to 128 characters of A-Z a-z 0-9 . _ : @ -")
+        do {
+            try ClientText.checkKey(key, field: "key", bytes: 1...64)
+        } catch {
+            throw ServiceError(.validationFailed, error.message)
         }
         let definition: Definition
         do {
@@ -98,8 +127,12 @@ public final class FeatureCatalog: Sendable {
         guard let accuracy = AccuracyNeed(rawValue: definition.accuracy ?? "any") else {
             throw ServiceError(.validationFailed, "accuracy: must be any or full")
         }
-        if let description = definition.description, description.count > 1000 {
-            throw ServiceError(.validationFailed, "description: at most 1000 characters")
+        if let description = definition.description {
+            do {
+                try ClientText.check(description, field: "description", bytes: 0...1000)
+            } catch {
+                throw ServiceError(.validationFailed, error.message)
+            }
         }
         return Feature(key: key, requires: tier, services: services, accuracy: accuracy, description: definition.description)
     }

@@ -28,16 +28,36 @@ public final class GateService: Sendable {
     private let eventsAppended = Counter(label: "locgate_events_appended_total")
     private let rejections = Counter(label: "locgate_event_batches_rejected_total")
 
-    public init(pool: PostgresConnectionPool, logger: Logger) {
+    /// Whether this process's caches may answer (see `CacheCoherence`).
+    public let coherence: CacheCoherence
+
+    /// - Parameters:
+    ///   - cacheByteBudget: the device cache's memory bound (`--cache-memory`).
+    ///   - followsChanges: true when a `CacheFollower` runs beside the service (a server that
+    ///     shares its database with other processes): caches then answer only while its
+    ///     notifications are known to arrive. False for a process that is the only writer
+    ///     (the CLI, single-process tests).
+    ///   - maxQueuedEvents: events that may wait for a group commit; more are 503 `overloaded`.
+    public init(
+        pool: PostgresConnectionPool, logger: Logger, cacheByteBudget: Int = DeviceStateCache.defaultByteBudget,
+        followsChanges: Bool = false, maxQueuedEvents: Int = 20_000
+    ) {
+        let coherence = CacheCoherence(alwaysFollowing: !followsChanges)
+        self.coherence = coherence
         self.pool = pool
         self.log = EventLog(pool: pool, logger: logger)
-        self.cache = DeviceStateCache()
-        self.features = FeatureCatalog(pool: pool)
-        self.keys = APIKeys(pool: pool)
+        self.cache = DeviceStateCache(byteBudget: cacheByteBudget, coherence: coherence)
+        self.features = FeatureCatalog(pool: pool, coherence: coherence)
+        self.keys = APIKeys(pool: pool, coherence: coherence)
         self.apps = AppRegistry(pool: pool)
         self.logger = logger
-        self.committer = GroupCommitter(pool: pool, maxInFlight: max(1, min(4, pool.size / 2)))
+        self.committer = GroupCommitter(
+            pool: pool, maxInFlight: max(1, min(4, pool.size / 2)), maxQueuedEvents: maxQueuedEvents,
+            queueTimeout: pool.waitTimeout * 2)
     }
+
+    /// Events waiting for a group commit now.
+    public var queuedEvents: Int { committer.queuedEvents }
 
     // MARK: - Ingest
 
@@ -114,10 +134,21 @@ public final class GateService: Sendable {
         }
     }
 
+    /// A database error as the client sees it: unreachable, restarting, failing over or out of
+    /// connections is 503 `databaseUnavailable`; no free connection in time is 503
+    /// `overloaded`; a value the database refused is the request's own 422; anything else is
+    /// a defect (500), logged by the HTTP layer.
     static func translate(database error: any Error) -> ServiceError {
         if let service = error as? ServiceError { return service }
-        if let postgres = error as? PostgresError, postgres.code == .connectionFailed || postgres.code == .shutDown {
-            return ServiceError(.databaseUnavailable, "the database is unavailable")
+        if case .database(let underlying)? = error as? EventLogError { return translate(database: underlying) }
+        if let postgres = error as? PostgresError {
+            if postgres.code == .poolExhausted {
+                return ServiceError(.overloaded, "the server is busy: no database connection became free in time")
+            }
+            if postgres.isUnavailable { return ServiceError(.databaseUnavailable, "the database is unavailable") }
+            if postgres.isDataFault {
+                return ServiceError(.validationFailed, "the database refused a value of the request")
+            }
         }
         return ServiceError(.internalError, "the request could not be completed")
     }
@@ -136,13 +167,14 @@ public final class GateService: Sendable {
     /// A device's state from memory, loaded once from the projection on a miss.
     public func device(_ key: StreamKey) async throws(ServiceError) -> DeviceStateCache.Entry {
         if let entry = cache.entry(key) { return entry }
+        let ticket = cache.ticket(key)
         let loaded = try await database {
             try await pool.withConnection { connection in
                 try DeviceStateStore.load(appID: key.appID, keys: [key], on: connection)
             }
         }
         guard let row = loaded[key] else { return DeviceStateCache.Entry(version: 0, state: DeviceState()) }
-        cache.store(key, version: row.version, state: row.state)
+        cache.fill(key, ticket: ticket, version: row.version, state: row.state)
         return DeviceStateCache.Entry(version: row.version, state: row.state)
     }
 
@@ -215,17 +247,27 @@ public final class GateService: Sendable {
             }
         }
         let keys = devices.map { StreamKey(appID: appID, userID: $0.userID, deviceID: $0.deviceID) }
-        let missing = keys.filter { cache.entry($0) == nil }
+        var entries: [StreamKey: DeviceStateCache.Entry] = [:]
+        var missing: [StreamKey] = []
+        for key in keys {
+            if let entry = cache.entry(key) { entries[key] = entry } else { missing.append(key) }
+        }
         if !missing.isEmpty {
+            let missing = missing
+            let tickets = missing.map { cache.ticket($0) }
             let loaded = try await database {
                 try await pool.withConnection { connection in
                     try DeviceStateStore.load(appID: appID, keys: missing, on: connection)
                 }
             }
-            for (key, row) in loaded { cache.store(key, version: row.version, state: row.state) }
+            for (key, ticket) in zip(missing, tickets) {
+                guard let row = loaded[key] else { continue }
+                entries[key] = DeviceStateCache.Entry(version: row.version, state: row.state)
+                cache.fill(key, ticket: ticket, version: row.version, state: row.state)
+            }
         }
         return keys.map { key in
-            let entry = cache.entry(key) ?? DeviceStateCache.Entry(version: 0, state: DeviceState())
+            let entry = entries[key] ?? DeviceStateCache.Entry(version: 0, state: DeviceState())
             return DeviceDecisions(
                 userId: key.userID, deviceId: key.deviceID,
                 decisions: selected.map { entry.state.decide($0, version: entry.version) })

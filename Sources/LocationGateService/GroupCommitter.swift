@@ -1,7 +1,9 @@
 import EventLog
+import DequeModule
 import Foundation
 import LocationAuthorization
 import Logging
+import Metrics
 import PostgresClient
 import Synchronization
 
@@ -19,55 +21,96 @@ struct CommittedAppend: Sendable {
 /// Requests wait in a queue; up to `maxInFlight` drainers each take what is queued (up to
 /// `maxEvents` events), append each app's requests as one combined batch, commit once, and
 /// answer them all. When an event is refused (a version conflict, a rule), the transaction is
-/// rolled back, that request alone fails, and the others are appended again.
+/// rolled back, that request alone fails, and the others are appended again. When the database
+/// refuses the group for any other reason that is not an outage, each request is appended
+/// alone, so that one request's bad data never fails another's (least of all another app's).
+///
+/// The queue is bounded: beyond `maxQueuedEvents` a request is refused at once, and a request
+/// that waited longer than `queueTimeout` is answered `overloaded` without being appended.
 final class GroupCommitter: Sendable {
     struct Request {
         var appID: UUID
         var events: [NewEvent]
         var decoded: [Int: LocationEvent]
         var continuation: CheckedContinuation<CommittedAppend, any Error>
+        var enqueued: ContinuousClock.Instant
     }
 
     private struct State {
-        var queue: [Request] = []
+        var queue: Deque<Request> = []
+        var queuedEvents = 0
         var drainers = 0
     }
 
     private let pool: PostgresConnectionPool
     private let maxInFlight: Int
     private let maxEvents: Int
+    let maxQueuedEvents: Int
+    let queueTimeout: Duration
     private let state = Mutex(State())
+    private let isolations = Counter(label: "locgate_group_commit_isolations_total")
 
-    init(pool: PostgresConnectionPool, maxInFlight: Int = 2, maxEvents: Int = 2000) {
+    init(
+        pool: PostgresConnectionPool, maxInFlight: Int = 2, maxEvents: Int = 2000,
+        maxQueuedEvents: Int = 20_000, queueTimeout: Duration = .seconds(5)
+    ) {
         self.pool = pool
         self.maxInFlight = maxInFlight
         self.maxEvents = maxEvents
+        self.maxQueuedEvents = maxQueuedEvents
+        self.queueTimeout = queueTimeout
     }
+
+    /// Events waiting for a group now (a gauge for `/metrics`).
+    var queuedEvents: Int { state.withLock { $0.queuedEvents } }
 
     /// Appends one request's events; returns when they are durable.
     func append(appID: UUID, events: [NewEvent], decoded: [Int: LocationEvent]) async throws -> CommittedAppend {
         try await withCheckedThrowingContinuation { continuation in
-            let startDrainer = state.withLock { state -> Bool in
-                state.queue.append(Request(appID: appID, events: events, decoded: decoded, continuation: continuation))
-                guard state.drainers < maxInFlight else { return false }
+            enum Admission { case refuse, queued, startDrainer }
+            let admission = state.withLock { state -> Admission in
+                guard state.queuedEvents + events.count <= maxQueuedEvents else { return .refuse }
+                state.queue.append(Request(
+                    appID: appID, events: events, decoded: decoded, continuation: continuation, enqueued: .now))
+                state.queuedEvents += events.count
+                guard state.drainers < maxInFlight else { return .queued }
                 state.drainers += 1
-                return true
+                return .startDrainer
             }
-            if startDrainer { Task { await self.drain() } }
+            switch admission {
+            case .refuse:
+                continuation.resume(throwing: ServiceError(.overloaded, "the server is busy: too many events are waiting to be appended"))
+            case .queued:
+                break
+            case .startDrainer:
+                Task { await self.drain() }
+            }
         }
     }
 
     private func drain() async {
         while true {
-            let group = state.withLock { state -> [Request] in
+            let (group, expired) = state.withLock { state -> ([Request], [Request]) in
                 var taken: [Request] = []
+                var expired: [Request] = []
                 var count = 0
+                let oldest = ContinuousClock.now - queueTimeout
                 while let next = state.queue.first, taken.isEmpty || count + next.events.count <= maxEvents {
-                    taken.append(state.queue.removeFirst())
+                    state.queue.removeFirst()
+                    state.queuedEvents -= next.events.count
+                    if next.enqueued < oldest {
+                        expired.append(next)
+                        continue
+                    }
+                    taken.append(next)
                     count += next.events.count
                 }
                 if taken.isEmpty { state.drainers -= 1 }
-                return taken
+                return (taken, expired)
+            }
+            for request in expired {
+                request.continuation.resume(throwing: ServiceError(
+                    .overloaded, "the server is busy: the append waited more than \(queueTimeout) for its turn"))
             }
             if group.isEmpty { return }
             await commit(group)
@@ -101,8 +144,14 @@ final class GroupCommitter: Sendable {
                 let index = pending[refused.request]
                 outcomes[index] = .failure(refused.error)
                 pending.remove(at: refused.request)
-            } catch let error as PostgresError where error.isUniqueViolation && races < 2 {
+            } catch where Self.isUniqueRace(error) && races < 2 {
                 races += 1
+            } catch where pending.count > 1 && !Self.isOutage(error) {
+                // Something of one request (data the database refused, a defect) failed the
+                // whole group: find it by appending each request on its own.
+                isolations.increment()
+                for index in pending { outcomes[index] = await commitAlone(group[index]) }
+                pending = []
             } catch {
                 // The transaction failed: nothing of what is pending is stored.
                 for index in pending { outcomes[index] = .failure(error) }
@@ -112,6 +161,39 @@ final class GroupCommitter: Sendable {
         for (request, outcome) in zip(group, outcomes) {
             request.continuation.resume(with: outcome ?? .failure(PostgresError(.server, message: "request not appended")))
         }
+    }
+
+    /// One request in a transaction of its own, after its group failed.
+    private func commitAlone(_ request: Request) async -> Result<CommittedAppend, any Error> {
+        let requests = [(request.appID, request.events, request.decoded)]
+        var races = 0
+        while true {
+            do {
+                let committed = try await pool.withConnection { connection in
+                    try connection.transaction { connection in try Self.appendAll(requests, on: connection) }
+                }
+                return .success(committed[0])
+            } catch let refused as Refused {
+                return .failure(refused.error)
+            } catch where Self.isUniqueRace(error) && races < 2 {
+                races += 1
+            } catch {
+                return .failure(error)
+            }
+        }
+    }
+
+    /// A retry of an event id raced another group: appending again answers it as a duplicate.
+    private static func isUniqueRace(_ error: any Error) -> Bool {
+        (error as? PostgresError)?.isUniqueViolation == true
+    }
+
+    /// The database itself failed (unreachable, restarting, out of connections): every request
+    /// the transaction touched fails with it, and appending them one by one would not help.
+    private static func isOutage(_ error: any Error) -> Bool {
+        if let postgres = error as? PostgresError { return postgres.isUnavailable }
+        if case .database(let underlying)? = error as? EventLogError { return isOutage(underlying) }
+        return false
     }
 
     /// Appends the requests of each app as one combined batch: one set of statements for all

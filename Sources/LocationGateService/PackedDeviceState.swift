@@ -49,11 +49,12 @@ struct ContextTable {
     private(set) var contexts: [DeviceContext] = []
     private var indexes: [DeviceContext: UInt32] = [:]
 
-    mutating func index(of context: DeviceContext) -> UInt32 {
-        if let index = indexes[context] { return index }
+    /// The context's index, and whether it was added now.
+    mutating func index(of context: DeviceContext) -> (UInt32, added: Bool) {
+        if let index = indexes[context] { return (index, false) }
         let index = UInt32(contexts.count)
         contexts.append(context)
         indexes[context] = index
-        return index
+        return (index, true)
     }
 }

@@ -6,12 +6,16 @@ public struct ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
         case unauthorized
         case forbidden
         case notFound
+        /// A known path with another method (405; routing).
+        case methodNotAllowed
         case versionConflict
         case tooLarge
         case validationFailed
         case ruleViolation
         case rateLimited
         case databaseUnavailable
+        /// The server's bounded queues are full (503 with Retry-After): shed, not queued.
+        case overloaded
         /// Not the client's fault (500); details are logged, not sent.
         case internalError
     }
@@ -28,6 +32,9 @@ public struct ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { "\(code.rawValue): \(message)" }
+
+    /// 503s: the client should retry after a pause; nothing of the request was its fault.
+    public var isRetryable: Bool { code == .databaseUnavailable || code == .overloaded }
 }
 
 extension ServiceError {

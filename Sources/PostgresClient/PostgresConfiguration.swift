@@ -24,9 +24,21 @@ public struct PostgresConfiguration: Sendable, Hashable {
 
     /// Keyword/value pairs in the order `PQconnectdbParams` needs: the expanded connection string
     /// first, then overrides, which win because libpq keeps the last value of a keyword.
+    ///
+    /// Timeouts and TCP keepalives come before the connection string, which may override them:
+    /// a server that vanished without closing its sockets (a failover, a firewall dropping idle
+    /// connections) is noticed within seconds instead of the kernel's two hours.
     var keywordsAndValues: [(String, String)] {
-        var pairs: [(String, String)] = [("dbname", connectionString), ("application_name", applicationName)]
+        var pairs: [(String, String)] = Self.resilienceDefaults
+        pairs += [("dbname", connectionString), ("application_name", applicationName)]
         pairs.append(contentsOf: overrides.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
         return pairs
     }
+
+    /// Seconds to wait for a connection, and TCP keepalives (every 2 s after 5 s idle, dead
+    /// after 3 unanswered) with a 10 s limit on unacknowledged writes.
+    static let resilienceDefaults: [(String, String)] = [
+        ("connect_timeout", "5"), ("keepalives", "1"), ("keepalives_idle", "5"),
+        ("keepalives_interval", "2"), ("keepalives_count", "3"), ("tcp_user_timeout", "10000"),
+    ]
 }

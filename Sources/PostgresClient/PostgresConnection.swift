@@ -51,6 +51,13 @@ public final class PostgresConnection: @unchecked Sendable {
     /// statement beyond that runs unprepared.
     @discardableResult
     public func query(_ query: PostgresQuery) throws(PostgresError) -> PostgresRows {
+        // libpq reads text parameters up to their first NUL: a value with one would be stored
+        // cut short without an error. Callers validate input before it gets here, so this is a
+        // defect, refused loudly rather than stored altered.
+        for (number, bind) in query.binds.enumerated() where bind.text?.utf8.contains(0) == true {
+            logger.error("refused a parameter holding a NUL byte", metadata: ["parameter": "$\(number + 1)"])
+            throw PostgresError(.invalidParameter, message: "parameter $\(number + 1) holds a NUL byte")
+        }
         let count = query.binds.count
         let texts = query.binds.map { bind in bind.text.map { strdup($0) } ?? nil }
         defer { texts.forEach { free($0) } }
@@ -99,16 +106,16 @@ public final class PostgresConnection: @unchecked Sendable {
     }
 
     /// Runs `body` in a transaction: COMMIT when it returns, ROLLBACK when it throws. Nested calls
-    /// use savepoints.
+    /// use savepoints. A failed COMMIT (or RELEASE) is thrown as it is: the transaction is over
+    /// (PostgreSQL rolls back a failed COMMIT), and the connection is marked broken if its
+    /// state is in doubt.
     public func transaction<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
         let savepoint = transactionDepth > 0 ? "locgate_\(transactionDepth)" : nil
         try execute(savepoint.map { "SAVEPOINT \($0)" } ?? "BEGIN")
         transactionDepth += 1
+        let value: T
         do {
-            let value = try body(self)
-            transactionDepth -= 1
-            try execute(savepoint.map { "RELEASE SAVEPOINT \($0)" } ?? "COMMIT")
-            return value
+            value = try body(self)
         } catch {
             transactionDepth -= 1
             do {
@@ -118,6 +125,68 @@ public final class PostgresConnection: @unchecked Sendable {
                 isBroken = true
             }
             throw error
+        }
+        transactionDepth -= 1
+        do {
+            try execute(savepoint.map { "RELEASE SAVEPOINT \($0)" } ?? "COMMIT")
+        } catch {
+            // An inner RELEASE that failed leaves the outer transaction aborted; a COMMIT that
+            // failed on a live connection has rolled back. Anything else: do not reuse.
+            if savepoint != nil || PQtransactionStatus(handle) != PQTRANS_IDLE { isBroken = true }
+            throw error
+        }
+        return value
+    }
+
+    /// Whether an idle connection is still usable, checked without a round trip: a server that
+    /// terminated the session (a restart, `pg_terminate_backend`) has sent an error and closed
+    /// the socket, which is then readable. An idle pooled connection expects nothing (pool
+    /// connections never LISTEN), so anything readable condemns it: at worst a harmless
+    /// message costs one reconnect. One `poll(2)` with no wait.
+    public func isUsable() -> Bool {
+        guard !isBroken, PQstatus(handle) == CONNECTION_OK else { return false }
+        var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+        guard poll(&descriptor, 1, 0) > 0 else { return true }
+        isBroken = true
+        return false
+    }
+
+    /// Sends `SELECT 1` and waits at most `timeout` for its answer, without blocking longer:
+    /// the LISTEN connection's heartbeat, which notices a connection that died silently.
+    /// Notifications that arrive meanwhile are kept for `consumeNotifications()`.
+    func ping(timeout: Duration) throws(PostgresError) {
+        guard PQsendQuery(handle, "SELECT 1") == 1 else {
+            isBroken = true
+            throw PostgresError(.connectionFailed, message: lastErrorMessage)
+        }
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            guard PQconsumeInput(handle) == 1 else {
+                isBroken = true
+                throw PostgresError(.connectionFailed, message: lastErrorMessage)
+            }
+            if PQisBusy(handle) == 0 {
+                var failure: PostgresError?
+                while let result = PQgetResult(handle) {
+                    if PQresultStatus(result) != PGRES_TUPLES_OK {
+                        failure = PostgresError(.connectionFailed, message: lastErrorMessage)
+                    }
+                    PQclear(result)
+                }
+                if let failure {
+                    isBroken = true
+                    throw failure
+                }
+                return
+            }
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else {
+                isBroken = true
+                throw PostgresError(.connectionFailed, message: "no answer to the heartbeat within \(timeout)")
+            }
+            var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+            let milliseconds = Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
+            _ = poll(&descriptor, 1, milliseconds)
         }
     }
 
@@ -183,6 +252,9 @@ public final class PostgresConnection: @unchecked Sendable {
             }
             if PQstatus(handle) != CONNECTION_OK { isBroken = true }
             let sqlState = field(Int32(UInt8(ascii: "C")))
+            // A terminated session (57P01 after a restart or pg_terminate_backend) or a
+            // connection exception: the session is over even if libpq has not seen EOF yet.
+            if let sqlState, sqlState.hasPrefix("08") || sqlState.hasPrefix("57P") { isBroken = true }
             throw PostgresError(
                 sqlState == nil && isBroken ? .connectionFailed : .server,
                 sqlState: sqlState,

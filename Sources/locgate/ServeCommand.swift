@@ -20,8 +20,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Address to listen on") var host = "127.0.0.1"
     @Option(help: "Port to listen on") var port = 8080
     @Option(help: "Database connections") var poolSize = 8
-    @Option(help: "Per-key requests per second (default: $LOCGATE_RATE_LIMIT, off when unset)") var rateLimit: Double?
-    @Option(help: "Per-key burst (default: one second's worth)") var rateLimitBurst: Double?
+    @Option(help: "Per-app requests per second, all its keys together (default: $LOCGATE_RATE_LIMIT, off when unset)") var rateLimit: Double?
+    @Option(help: "Per-app burst (default: one second's worth)") var rateLimitBurst: Double?
+    @Option(help: "The device cache's memory budget: bytes, or with K, M or G (default: $LOCGATE_CACHE_MEMORY, else 256M)")
+    var cacheMemory: String?
 
     func run() async throws {
         try await CommandFailure.reporting { try await runCommand() }
@@ -48,9 +50,24 @@ struct ServeCommand: AsyncParsableCommand {
         if configuration.adminToken?.isEmpty ?? true {
             logger.warning("LOCGATE_ADMIN_TOKEN is not set: POST /v1/apps is refused; use `locgate apps create`")
         }
-        let service = GateService(pool: pool, logger: logger)
+        let budgetText = cacheMemory ?? environment["LOCGATE_CACHE_MEMORY"] ?? "256M"
+        guard let budget = Self.bytes(budgetText) else {
+            await pool.close()
+            throw ValidationError("--cache-memory: \(budgetText) is not a size such as 256M")
+        }
+        let service = GateService(pool: pool, logger: logger, cacheByteBudget: budget, followsChanges: true)
         let app = buildApplication(service: service, configuration: configuration, registry: registry, logger: logger)
         try await app.runService()
         await pool.close()
+    }
+
+    /// "1048576", "512K", "256M", "2G" as bytes.
+    static func bytes(_ text: String) -> Int? {
+        let units: [Character: Int] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
+        guard let last = text.uppercased().last else { return nil }
+        if let unit = units[last] {
+            return Int(text.dropLast()).flatMap { $0 >= 0 ? $0.multipliedReportingOverflow(by: unit).partialValue : nil }
+        }
+        return Int(text).flatMap { $0 >= 0 ? $0 : nil }
     }
 }

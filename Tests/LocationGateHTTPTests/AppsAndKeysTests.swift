@@ -17,7 +17,7 @@ struct AppsAndKeysTests {
             #expect(malformed.status == .badRequest && malformed.errorCode == "malformedJSON")
             let missing = try await api.call(.post, "/v1/apps", key: APIHarness.adminToken, json: "{}")
             #expect(missing.status == .badRequest && missing.errorCode == "invalidRequest")
-            let empty = try await api.call(.post, "/v1/apps", key: APIHarness.adminToken, json: #"{"name": "  "}"#)
+            let empty = try await api.call(.post, "/v1/apps", key: APIHarness.adminToken, json: #"{"name": ""}"#)
             #expect(empty.status == .unprocessableContent && empty.errorCode == "validationFailed")
             // The admin token reaches no app's data.
             #expect(try await api.call(.get, "/v1/features", key: APIHarness.adminToken).status == .forbidden)

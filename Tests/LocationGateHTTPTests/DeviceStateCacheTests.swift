@@ -48,7 +48,7 @@ struct DeviceStateCacheTests {
 
     @Test("The cache returns what it stored, with each device's own context, and only moves forward")
     func storeAndRead() {
-        let cache = DeviceStateCache(shardCount: 4)
+        let cache = DeviceStateCache(shardCount: 4, coherence: CacheCoherence(alwaysFollowing: true))
         let appID = UUID()
         let contexts = [
             DeviceContext(),

@@ -101,7 +101,7 @@ struct DatabaseDownTests {
             let api = APIClient(client: client)
             let created = try await api.call(.post, "/v1/apps", key: APIHarness.adminToken, json: #"{"name": "x"}"#)
             #expect(created.status == .serviceUnavailable && created.errorCode == "databaseUnavailable")
-            let withKey = try await api.call(.get, "/v1/features", key: "lg_any")
+            let withKey = try await api.call(.get, "/v1/features", key: "lg_" + String(repeating: "k", count: 43))
             #expect(withKey.status == .serviceUnavailable && withKey.errorCode == "databaseUnavailable")
             let ready = try await api.call(.get, "/readyz")
             #expect(ready.status == .serviceUnavailable && ready.json["database"] as? Bool == false)
