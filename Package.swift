@@ -34,6 +34,12 @@ let package = Package(
             name: "LocationAuthorization",
             swiftSettings: strictSettings
         ),
+        // The fuzz target's body (Deploy/fuzz builds it with libFuzzer; the tests replay its corpus).
+        .target(
+            name: "LocationAuthorizationFuzzing",
+            dependencies: ["LocationAuthorization"],
+            swiftSettings: strictSettings
+        ),
         // Layer 1: libpq, declared once.
         .systemLibrary(
             name: "CLibPQ",
@@ -123,9 +129,10 @@ let package = Package(
         .testTarget(
             name: "LocationAuthorizationTests",
             dependencies: [
-                "LocationAuthorization",
+                "LocationAuthorization", "LocationAuthorizationFuzzing",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
+            exclude: ["FuzzCorpus"],
             swiftSettings: strictSettings
         ),
         .testTarget(
