@@ -2,7 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
-import LocationGateHTTP
+@testable import LocationGateHTTP
 import LocationGateService
 import LocationGateTestSupport
 import PostgresClient
@@ -71,19 +71,37 @@ struct OFREPTests {
         }
     }
 
-    @Test("Health and metrics need no key; per-key limits answer 429 with Retry-After")
+    @Test("Health and metrics need no key; per-app limits (all of an app's keys together) answer 429 with Retry-After")
     func healthAndLimits() async throws {
         try await APIHarness.run(rateLimit: 1) { api in
             #expect(try await api.call(.get, "/healthz").status == .ok)
             #expect(try await api.call(.get, "/metrics").status == .ok)
             let (_, admin) = try await api.createApp()
-            #expect(try await api.call(.get, "/v1/features", key: admin).status == .ok)
-            let limited = try await api.call(.get, "/v1/features", key: admin)
+            let (_, other) = try await api.createApp("other")
+            // The key creation spends the app's one token; its new key shares the bucket.
+            let reader = try await api.createKey(admin, scope: "read")
+            let limited = try await api.call(.get, "/v1/features", key: reader)
             #expect(limited.status == .tooManyRequests && limited.errorCode == "rateLimited")
             #expect(limited.headers[.retryAfter].flatMap(Int.init) == 1)
+            // Another app has a bucket of its own.
+            #expect(try await api.call(.get, "/v1/features", key: other).status == .ok)
             let ofrep = try await api.call(.post, "/ofrep/v1/evaluate/flags", key: admin, json: #"{"context": {"targetingKey": "u"}}"#)
-            #expect(ofrep.status == .tooManyRequests && ofrep.headers[.retryAfter] != nil)
+            #expect(ofrep.status == .tooManyRequests && ofrep.headers[.retryAfter] != nil && ofrep.json["errorCode"] as? String == "GENERAL")
         }
+    }
+
+    @Test("Rate-limit buckets that refilled are dropped: the map holds only recently active apps")
+    func bucketsExpire() {
+        let limiter = RateLimiter(requestsPerSecond: 1000, burst: 10)
+        let start = ContinuousClock.now
+        for index in 0..<RateLimiter.sweepInterval - 1 {
+            _ = limiter.acquire(UUID(), now: start + .microseconds(index))
+        }
+        #expect(limiter.count == RateLimiter.sweepInterval - 1)
+        // A second later every bucket is full again; the next sweep drops them all.
+        let busy = UUID()
+        #expect(limiter.acquire(busy, now: start + .seconds(1)) == nil)
+        #expect(limiter.count <= 1)
     }
 }
 
@@ -106,6 +124,24 @@ struct DatabaseDownTests {
             let ready = try await api.call(.get, "/readyz")
             #expect(ready.status == .serviceUnavailable && ready.json["database"] as? Bool == false)
             #expect(try await api.call(.get, "/healthz").status == .ok)
+            #expect(ready.headers[.retryAfter] == nil)
+            #expect(withKey.headers[.retryAfter] == "1")
+        }
+        await pool.close()
+    }
+
+    @Test("OFREP answers an unreachable database with 503 and OFREP's body")
+    func ofrepUnavailable() async throws {
+        let configuration = PostgresConfiguration(connectionString: "postgresql://nobody@127.0.0.1:1/none?connect_timeout=2")
+        let pool = PostgresConnectionPool(configuration: configuration, size: 1, logger: TestDatabase.logger)
+        let service = GateService(pool: pool, logger: TestDatabase.logger)
+        let app = Application(router: buildRouter(service: service, follower: nil, configuration: ServerConfiguration(), registry: nil), logger: TestDatabase.logger)
+        try await app.test(.router) { client in
+            let api = APIClient(client: client)
+            let reply = try await api.call(
+                .post, "/ofrep/v1/evaluate/flags", key: "lg_" + String(repeating: "k", count: 43), json: #"{"context": {"targetingKey": "u"}}"#)
+            #expect(reply.status == .serviceUnavailable && reply.json["errorCode"] as? String == "GENERAL", "\(reply.text)")
+            #expect(reply.headers[.retryAfter] == "1")
         }
         await pool.close()
     }
