@@ -4,7 +4,7 @@
 extension DeviceState: Codable {
     private enum CodingKeys: String, CodingKey {
         case authorization, provisional, temporary, alwaysPromptUsed, pendingPrompt, accuracy
-        case temporaryFullAccuracy, locationServicesEnabled, restricted, inUse, context, status
+        case temporaryFullAccuracy, locationServicesEnabled, restricted, inUse, inferredAllowWhileUsing, context, status
     }
 
     public init(from decoder: any Decoder) throws {
@@ -21,6 +21,8 @@ extension DeviceState: Codable {
         locationServicesEnabled = try container.decode(Bool.self, forKey: .locationServicesEnabled)
         restricted = try container.decode(Bool.self, forKey: .restricted)
         inUse = try container.decode(Bool.self, forKey: .inUse)
+        // Absent in states stored before O2.
+        inferredAllowWhileUsing = try container.decodeIfPresent(Bool.self, forKey: .inferredAllowWhileUsing) ?? false
         context = try container.decodeIfPresent(DeviceContext.self, forKey: .context) ?? DeviceContext()
     }
 
@@ -36,6 +38,7 @@ extension DeviceState: Codable {
         try container.encode(locationServicesEnabled, forKey: .locationServicesEnabled)
         try container.encode(restricted, forKey: .restricted)
         try container.encode(inUse, forKey: .inUse)
+        try container.encode(inferredAllowWhileUsing, forKey: .inferredAllowWhileUsing)
         try container.encode(context, forKey: .context)
         try container.encode(status, forKey: .status)
     }

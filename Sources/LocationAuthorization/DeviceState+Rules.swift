@@ -51,6 +51,7 @@ extension DeviceState {
         case .statusObserved(let status, let accuracy):
             return applyObservation(status, accuracy: accuracy)
         }
+        if authorization != .authorizedWhenInUse { inferredAllowWhileUsing = false }
         if before.status != status {
             effects.append(.statusChanged(from: before.status, to: status))
         }
@@ -201,6 +202,7 @@ extension DeviceState {
                     + " (it offers \(offered.map(\.rawValue).joined(separator: ", ")))")
         }
         pendingPrompt = nil
+        inferredAllowWhileUsing = false
         switch (prompt, choice) {
         case (.whenInUse, .allowWhileUsing), (.legacyAlways, .allowWhileUsing):
             // P1, P5.
@@ -301,6 +303,8 @@ extension DeviceState {
                 .unsupportedSetting,
                 "settingsChanged: authorization always does not exist in \(platform.rawValue) Settings")
         }
+        // O2: a Settings change in between means a later notDetermined is no Allow Once.
+        inferredAllowWhileUsing = false
         if let setting {
             switch setting {
             case .never:
@@ -324,21 +328,92 @@ extension DeviceState {
         }
     }
 
-    // MARK: - O1
+    // MARK: - O1, O2
 
     /// O1: the device is the truth. A matching report confirms; a different one reconciles the
-    /// state to it.
+    /// state to it. O2 first: a report that answers the pending prompt is applied as that answer.
     ///
     /// *(decisions)* `denied` also ends provisional, temporary and a pending prompt (a denied app
     /// has no prompt on screen); `notDetermined` resets the escalation as Settings' "Ask Next
     /// Time" does, and keeps a pending prompt, which may still be on screen.
     mutating func applyObservation(_ observed: AuthorizationStatus, accuracy observedAccuracy: Accuracy?) -> [Effect] {
+        if let prompt = pendingPrompt, locationServicesEnabled, !restricted,
+           let choice = inferredChoice(for: prompt, observed: observed, accuracy: observedAccuracy) {
+            return applyInferredAnswer(prompt, choice, observed: observed, accuracy: observedAccuracy)
+        }
         let before = status
         let beforeAccuracy = effectiveAccuracy
         if observed == before && (observedAccuracy == nil || observedAccuracy == beforeAccuracy) {
             return [.noEffect(.confirmed)]
         }
-        if observed != before {
+        // O2: When In Use inferred as Allow While Using, now notDetermined with no Settings
+        // change in between (which would have cleared the mark): it was Allow Once.
+        let corrected = observed == .notDetermined && inferredAllowWhileUsing
+        reconcile(observed, accuracy: observedAccuracy)
+        var effects: [Effect] = [.reconciled(from: before, to: status)]
+        if beforeAccuracy != effectiveAccuracy {
+            effects.append(.accuracyChanged(from: beforeAccuracy, to: effectiveAccuracy))
+        }
+        if corrected {
+            inferredAllowWhileUsing = false
+            effects.append(.answerCorrected(prompt: .whenInUse, from: .allowWhileUsing, to: .allowOnce))
+        }
+        return effects
+    }
+
+    /// O2's table: the choice that an observed status implies for the pending prompt, when the
+    /// table names one and the prompt offers it here. Answers that change nothing the app can
+    /// see (keep When In Use at `alwaysUpgrade`, Allow at `alwaysSecond`, keep reduced
+    /// accuracy) have no row: the prompt stays pending.
+    ///
+    /// *(decision)* On macOS, where every grant is Always (M1), the `whenInUse` prompt answered
+    /// Allow is observed as authorizedAlways, and is inferred as `allowWhileUsing`.
+    func inferredChoice(for prompt: Prompt, observed: AuthorizationStatus, accuracy: Accuracy?) -> PromptChoice? {
+        let choice: PromptChoice?
+        switch (prompt, observed) {
+        case (.whenInUse, .authorizedWhenInUse): choice = .allowWhileUsing
+        case (.whenInUse, .authorizedAlways): choice = context.effectivePlatform == .macOS ? .allowWhileUsing : nil
+        case (.whenInUse, .denied), (.alwaysFirst, .denied), (.legacyAlways, .denied): choice = .dontAllow
+        case (.alwaysFirst, .authorizedAlways): choice = .allowWhileUsing
+        case (.alwaysFirst, .authorizedWhenInUse): choice = .allowOnce
+        case (.alwaysUpgrade, .authorizedAlways): choice = .changeToAlwaysAllow
+        case (.alwaysSecond, .authorizedWhenInUse): choice = .keepOnlyWhileUsing
+        case (.legacyAlways, .authorizedAlways): choice = .allowAlways
+        case (.legacyAlways, .authorizedWhenInUse): choice = .allowWhileUsing
+        case (.fullAccuracy, .authorizedWhenInUse), (.fullAccuracy, .authorizedAlways):
+            choice = accuracy == .full ? .allowFullAccuracy : nil
+        default: choice = nil
+        }
+        guard let choice, prompt.offeredChoices(in: context).contains(choice) else { return nil }
+        return choice
+    }
+
+    /// O2: applies the inferred answer by its P rule, then reconciles whatever the report still
+    /// says differently (O1). Effects: `answerInferred`, then `reconciled`.
+    private mutating func applyInferredAnswer(
+        _ prompt: Prompt, _ choice: PromptChoice, observed: AuthorizationStatus, accuracy observedAccuracy: Accuracy?
+    ) -> [Effect] {
+        let before = status
+        let beforeAccuracy = effectiveAccuracy
+        // The choice is one the prompt offers, so its P rule cannot refuse it.
+        _ = try? applyResponse(choice)
+        if status != observed || (observedAccuracy != nil && observedAccuracy != effectiveAccuracy) {
+            reconcile(observed, accuracy: observedAccuracy)
+        }
+        // Allow Once looks the same at this prompt: remember, so that a later notDetermined can
+        // correct it.
+        inferredAllowWhileUsing = prompt == .whenInUse && choice == .allowWhileUsing
+            && authorization == .authorizedWhenInUse && prompt.offeredChoices(in: context).contains(.allowOnce)
+        var effects: [Effect] = [.answerInferred(prompt: prompt, choice: choice), .reconciled(from: before, to: status)]
+        if beforeAccuracy != effectiveAccuracy {
+            effects.append(.accuracyChanged(from: beforeAccuracy, to: effectiveAccuracy))
+        }
+        return effects
+    }
+
+    /// O1's reconciliation: the state made to match the reported status and accuracy.
+    private mutating func reconcile(_ observed: AuthorizationStatus, accuracy observedAccuracy: Accuracy?) {
+        if observed != status {
             switch observed {
             case .restricted:
                 restricted = true
@@ -378,10 +453,6 @@ extension DeviceState {
             accuracy = observedAccuracy
             temporaryFullAccuracy = false
         }
-        var effects: [Effect] = [.reconciled(from: before, to: status)]
-        if beforeAccuracy != effectiveAccuracy {
-            effects.append(.accuracyChanged(from: beforeAccuracy, to: effectiveAccuracy))
-        }
-        return effects
+        if authorization != .authorizedWhenInUse { inferredAllowWhileUsing = false }
     }
 }

@@ -20,6 +20,10 @@ public struct DeviceState: Sendable, Hashable {
     public var restricted = false
     /// Foreground, or background with the location indicator (S1). macOS apps are always in use.
     public var inUse = true
+    /// O2: the last answer to a `whenInUse` prompt was inferred as Allow While Using from an
+    /// observation, where Allow Once looks the same; a later `notDetermined` with no Settings
+    /// change in between corrects it. Lives while the grant stays When In Use.
+    public var inferredAllowWhileUsing = false
     public var context = DeviceContext()
 
     public init() {}

@@ -8,6 +8,10 @@ public enum Effect: Sendable, Hashable {
     case failed(FailureReason, keys: [String])
     case eventDelivered(Bool)
     case reconciled(from: AuthorizationStatus, to: AuthorizationStatus)
+    /// O2: a `statusObserved` answered the pending prompt; this is the choice it implies.
+    case answerInferred(prompt: Prompt, choice: PromptChoice)
+    /// O2: an inferred answer turned out to be another (Allow While Using was Allow Once).
+    case answerCorrected(prompt: Prompt, from: PromptChoice, to: PromptChoice)
 
     /// The `kind` field of the JSON form.
     public var kind: String {
@@ -19,6 +23,8 @@ public enum Effect: Sendable, Hashable {
         case .failed: "failed"
         case .eventDelivered: "eventDelivered"
         case .reconciled: "reconciled"
+        case .answerInferred: "answerInferred"
+        case .answerCorrected: "answerCorrected"
         }
     }
 }
@@ -47,7 +53,7 @@ public enum FailureReason: String, Sendable, Hashable, Codable, CaseIterable {
 
 extension Effect: Codable {
     private enum CodingKeys: String, CodingKey {
-        case kind, prompt, from, to, reason, keys, delivered
+        case kind, prompt, from, to, reason, keys, delivered, choice
     }
 
     public init(from decoder: any Decoder) throws {
@@ -80,6 +86,15 @@ extension Effect: Codable {
                 from: try container.decode(AuthorizationStatus.self, forKey: .from),
                 to: try container.decode(AuthorizationStatus.self, forKey: .to)
             )
+        case "answerInferred":
+            self = .answerInferred(
+                prompt: try container.decode(Prompt.self, forKey: .prompt),
+                choice: try container.decode(PromptChoice.self, forKey: .choice))
+        case "answerCorrected":
+            self = .answerCorrected(
+                prompt: try container.decode(Prompt.self, forKey: .prompt),
+                from: try container.decode(PromptChoice.self, forKey: .from),
+                to: try container.decode(PromptChoice.self, forKey: .to))
         default:
             throw DecodingError.dataCorruptedError(
                 forKey: .kind, in: container, debugDescription: "unknown effect kind \(kind)")
@@ -105,6 +120,13 @@ extension Effect: Codable {
             try container.encode(keys, forKey: .keys)
         case .eventDelivered(let delivered):
             try container.encode(delivered, forKey: .delivered)
+        case .answerInferred(let prompt, let choice):
+            try container.encode(prompt, forKey: .prompt)
+            try container.encode(choice, forKey: .choice)
+        case .answerCorrected(let prompt, let from, let to):
+            try container.encode(prompt, forKey: .prompt)
+            try container.encode(from, forKey: .from)
+            try container.encode(to, forKey: .to)
         }
     }
 }

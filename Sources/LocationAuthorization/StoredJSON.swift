@@ -156,6 +156,7 @@ extension DeviceState {
         writer.field("locationServicesEnabled", locationServicesEnabled)
         writer.field("restricted", restricted)
         writer.field("inUse", inUse)
+        writer.field("inferredAllowWhileUsing", inferredAllowWhileUsing)
         writer.key("context")
         context.write(to: &writer)
         writer.field("status", status)
@@ -178,6 +179,8 @@ extension DeviceState {
               let restricted = node["restricted"]?.bool, let inUse = node["inUse"]?.bool
         else { return nil }
         self.init()
+        // Absent in states stored before O2.
+        self.inferredAllowWhileUsing = node["inferredAllowWhileUsing"]?.bool ?? false
         self.authorization = authorization
         self.provisional = provisional
         self.temporary = temporary
@@ -236,6 +239,13 @@ extension Effect {
             writer.field("keys", strings: keys)
         case .eventDelivered(let delivered):
             writer.field("delivered", delivered)
+        case .answerInferred(let prompt, let choice):
+            writer.field("prompt", prompt)
+            writer.field("choice", choice)
+        case .answerCorrected(let prompt, let from, let to):
+            writer.field("prompt", prompt)
+            writer.field("from", from)
+            writer.field("to", to)
         }
         writer.objectEnd()
     }
@@ -266,6 +276,15 @@ extension Effect {
         case "eventDelivered":
             guard let delivered = node["delivered"]?.bool else { return nil }
             self = .eventDelivered(delivered)
+        case "answerInferred":
+            guard let prompt = node.value("prompt", as: Prompt.self), let choice = node.value("choice", as: PromptChoice.self)
+            else { return nil }
+            self = .answerInferred(prompt: prompt, choice: choice)
+        case "answerCorrected":
+            guard let prompt = node.value("prompt", as: Prompt.self), let from = node.value("from", as: PromptChoice.self),
+                  let to = node.value("to", as: PromptChoice.self)
+            else { return nil }
+            self = .answerCorrected(prompt: prompt, from: from, to: to)
         default:
             return nil
         }

@@ -129,19 +129,21 @@ public struct AnalyticsQuery: Sendable {
 
     private func prompts(on connection: PostgresConnection) throws -> [Row] {
         struct Tally {
-            var shown: Int64 = 0, answered: Int64 = 0, granted: Int64 = 0, always: Int64 = 0
+            var shown: Int64 = 0, answered: Int64 = 0, inferred: Int64 = 0, granted: Int64 = 0, always: Int64 = 0
             var choices: [String: Int64] = [:]
         }
         var groups: [[JSONValue]: [String: Tally]] = [:]
         var order: [[JSONValue]] = []
         for (values, metric, key, sum) in try sums(
-            metrics: ["promptShown", "promptAnswered", "promptChoice", "promptGranted", "promptAlways"], on: connection) {
+            metrics: ["promptShown", "promptAnswered", "promptInferred", "promptChoice", "promptGranted", "promptAlways"],
+            on: connection) {
             if groups[values] == nil { order.append(values) }
             let prompt = metric == "promptChoice" ? String(key.prefix { $0 != ":" }) : key
             var tally = groups[values, default: [:]][prompt] ?? Tally()
             switch metric {
             case "promptShown": tally.shown += sum
             case "promptAnswered": tally.answered += sum
+            case "promptInferred": tally.inferred += sum
             case "promptGranted": tally.granted += sum
             case "promptAlways": tally.always += sum
             default: tally.choices[String(key.drop { $0 != ":" }.dropFirst()), default: 0] += sum
@@ -155,7 +157,9 @@ public struct AnalyticsQuery: Sendable {
                 let rate: (Int64) -> JSONValue = { tally.answered == 0 ? .null : .number(Double($0) / Double(tally.answered)) }
                 rows.append(groupFields(values) + [
                     ("prompt", .string(prompt)), ("shown", .number(Double(tally.shown))), ("answered", .number(Double(tally.answered))),
-                    ("choices", .object(tally.choices.mapValues { .number(Double($0)) })),
+                    ("inferred", .number(Double(tally.inferred))),
+                    // A choice a correction emptied (O2) is left out, as one never chosen.
+                    ("choices", .object(tally.choices.filter { $0.value != 0 }.mapValues { .number(Double($0)) })),
                     ("grantRate", rate(tally.granted)), ("alwaysRate", rate(tally.always)),
                 ])
             }
@@ -236,7 +240,7 @@ public enum AnalyticsFormat {
 
     static func emptyFields(_ kind: AnalyticsQuery.Kind) -> [String] {
         switch kind {
-        case .prompts: ["prompt", "shown", "answered", "choices", "grantRate", "alwaysRate"]
+        case .prompts: ["prompt", "shown", "answered", "inferred", "choices", "grantRate", "alwaysRate"]
         case .statuses: ["status", "count"]
         case .escalations: DeviceMilestones.names.map(\.1)
         case .settings: ["upgrades", "downgrades"]

@@ -61,7 +61,11 @@ public struct EventAnalytics: Sendable, Hashable, Codable {
         var analytics = EventAnalytics(
             platform: context.platform?.rawValue ?? "unknown", osMajor: context.osVersion?.major ?? 0,
             appVersion: context.appVersion ?? "unknown")
-        if case .promptResponded(let choice) = event, let prompt = before.pendingPrompt {
+        // The answer: explicit, or inferred from an observation (O2).
+        var answer: (Prompt, PromptChoice)?
+        if case .promptResponded(let choice) = event, let prompt = before.pendingPrompt { answer = (prompt, choice) }
+        for case .answerInferred(let prompt, let choice) in effects { answer = (prompt, choice) }
+        if let (prompt, choice) = answer {
             analytics.prompt = prompt
             if prompt == .fullAccuracy {
                 analytics.granted = choice == .allowFullAccuracy
@@ -82,19 +86,35 @@ public struct EventAnalytics: Sendable, Hashable, Codable {
     }
 
     /// The rollup counters this event adds to (metric, key).
-    func counters(effects: [Effect], choice: PromptChoice?) -> [(String, String)] {
-        var counters: [(String, String)] = []
+    /// `choice` is the explicit answer of a `promptResponded`; an inferred one is read from the
+    /// effects. A correction (O2) moves one answer from one choice to the other: -1 and +1.
+    func counters(effects: [Effect], choice: PromptChoice?) -> [(metric: String, key: String, count: Int64)] {
+        var counters: [(metric: String, key: String, count: Int64)] = []
+        var choice = choice
+        var inferred = false
         for effect in effects {
-            if case .promptShown(let prompt) = effect { counters.append(("promptShown", prompt.rawValue)) }
+            switch effect {
+            case .promptShown(let prompt):
+                counters.append(("promptShown", prompt.rawValue, 1))
+            case .answerInferred(_, let inferredChoice):
+                choice = inferredChoice
+                inferred = true
+            case .answerCorrected(let prompt, let from, let to):
+                counters.append(("promptChoice", "\(prompt.rawValue):\(from.rawValue)", -1))
+                counters.append(("promptChoice", "\(prompt.rawValue):\(to.rawValue)", 1))
+            default:
+                break
+            }
         }
         if let prompt {
-            counters.append(("promptAnswered", prompt.rawValue))
-            if let choice { counters.append(("promptChoice", "\(prompt.rawValue):\(choice.rawValue)")) }
-            if granted == true { counters.append(("promptGranted", prompt.rawValue)) }
-            if always == true { counters.append(("promptAlways", prompt.rawValue)) }
+            counters.append(("promptAnswered", prompt.rawValue, 1))
+            if inferred { counters.append(("promptInferred", prompt.rawValue, 1)) }
+            if let choice { counters.append(("promptChoice", "\(prompt.rawValue):\(choice.rawValue)", 1)) }
+            if granted == true { counters.append(("promptGranted", prompt.rawValue, 1)) }
+            if always == true { counters.append(("promptAlways", prompt.rawValue, 1)) }
         }
-        if let settings, settings != 0 { counters.append((settings > 0 ? "settingsUpgrade" : "settingsDowngrade", "")) }
-        for milestone in milestones ?? [] { counters.append(("milestone", milestone)) }
+        if let settings, settings != 0 { counters.append((settings > 0 ? "settingsUpgrade" : "settingsDowngrade", "", 1)) }
+        for milestone in milestones ?? [] { counters.append(("milestone", milestone, 1)) }
         return counters
     }
 }

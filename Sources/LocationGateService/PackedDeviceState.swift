@@ -19,7 +19,7 @@ struct PackedDeviceState: Sendable, Hashable {
         bits |= UInt32(state.pendingPrompt.flatMap { Self.prompts.firstIndex(of: $0).map { $0 + 1 } } ?? 0) << 2  // 3 bits
         bits |= UInt32(Self.accuracies.firstIndex(of: state.accuracy) ?? 0) << 5
         let flags = [state.provisional, state.temporary, state.alwaysPromptUsed, state.temporaryFullAccuracy,
-                     state.locationServicesEnabled, state.restricted, state.inUse]
+                     state.locationServicesEnabled, state.restricted, state.inUse, state.inferredAllowWhileUsing]
         for (offset, flag) in flags.enumerated() where flag { bits |= 1 << (6 + offset) }
         self.bits = bits
         self.context = context
@@ -39,6 +39,7 @@ struct PackedDeviceState: Sendable, Hashable {
         state.locationServicesEnabled = flag(4)
         state.restricted = flag(5)
         state.inUse = flag(6)
+        state.inferredAllowWhileUsing = flag(7)
         state.context = context
         return state
     }

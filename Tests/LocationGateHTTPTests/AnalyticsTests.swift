@@ -89,8 +89,8 @@ struct AnalyticsTests {
             let reply = try await api.call(.get, "/v1/analytics/prompts?groupBy=platform", key: key, headers: [.accept: "text/csv"])
             #expect(reply.headers[.contentType]?.hasPrefix("text/csv") == true)
             let lines = reply.text.split(separator: "\n")
-            #expect(lines.first == "platform,prompt,shown,answered,choices,grantRate,alwaysRate")
-            #expect(lines.contains { $0.hasPrefix("macOS,whenInUse,1,1,\"{\"\"dontAllow\"\":1}\",0,0") }, "\(reply.text)")
+            #expect(lines.first == "platform,prompt,shown,answered,inferred,choices,grantRate,alwaysRate")
+            #expect(lines.contains { $0.hasPrefix("macOS,whenInUse,1,1,0,\"{\"\"dontAllow\"\":1}\",0,0") }, "\(reply.text)")
             let settings = try await api.call(.get, "/v1/analytics/settings", key: key, headers: [.accept: "text/csv"])
             #expect(settings.text == "upgrades,downgrades\n1,1\n")
             // An ingest key may not read analytics.

@@ -56,9 +56,10 @@ struct CoherenceTests {
 struct AnalyticsLockTests {
     @Test("With the rollup lock held elsewhere (a replay), an analytics request answers and other requests keep the pool")
     func lockHeldElsewhere() async throws {
-        let pool = PostgresConnectionPool(
-            configuration: try await TestDatabase.configuration(), size: 1, waitTimeout: .seconds(1), logger: TestDatabase.logger)
-        let holder = try await TestDatabase.pool(size: 1)
+        // A database of its own: the lock is per database, and other tests' analytics need it.
+        let configuration = try await TestDatabase.create(prefix: "locgate_rolluplock")
+        let pool = PostgresConnectionPool(configuration: configuration, size: 1, waitTimeout: .seconds(1), logger: TestDatabase.logger)
+        let holder = PostgresConnectionPool(configuration: configuration, size: 1, logger: TestDatabase.logger)
         let service = GateService(pool: pool, logger: TestDatabase.logger)
         let appID = try await TestDatabase.makeApp(pool)
         // Another session holds the lock for 4 s, as a replay would.

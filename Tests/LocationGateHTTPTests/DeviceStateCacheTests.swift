@@ -13,7 +13,7 @@ struct DeviceStateCacheTests {
         for authorization in Authorization.allCases {
             for prompt in [nil] + Prompt.allCases.map(Optional.some) {
                 for accuracy in Accuracy.allCases {
-                    for flags in 0..<128 {
+                    for flags in 0..<256 {
                         var state = DeviceState()
                         state.authorization = authorization
                         state.pendingPrompt = prompt
@@ -25,6 +25,7 @@ struct DeviceStateCacheTests {
                         state.locationServicesEnabled = flags & 16 != 0
                         state.restricted = flags & 32 != 0
                         state.inUse = flags & 64 != 0
+                        state.inferredAllowWhileUsing = flags & 128 != 0
                         states.append(state)
                     }
                 }
@@ -36,7 +37,7 @@ struct DeviceStateCacheTests {
     @Test("Every combination of flags and enums packs and unpacks to itself")
     func packing() {
         let states = Self.allStates
-        #expect(states.count == 4 * 7 * 2 * 128)
+        #expect(states.count == 4 * 7 * 2 * 256)
         var seen: Set<UInt32> = []
         for state in states {
             let packed = PackedDeviceState(state, context: 3)
