@@ -26,11 +26,18 @@ public struct PopulationSimulator: Sendable {
     public var seed: UInt64
     public var start: Date
     public var span: TimeInterval
+    /// Report as a real app does (O2): never `promptResponded`, but the status the delegate
+    /// reports after the person answered. Answers that change nothing visible stay unanswered.
+    public var observationsOnly: Bool
 
-    public init(seed: UInt64 = 42, start: Date = Date(timeIntervalSince1970: 1_793_000_000), span: TimeInterval = 60 * 86_400) {
+    public init(
+        seed: UInt64 = 42, start: Date = Date(timeIntervalSince1970: 1_793_000_000), span: TimeInterval = 60 * 86_400,
+        observationsOnly: Bool = false
+    ) {
         self.seed = seed
         self.start = start
         self.span = span
+        self.observationsOnly = observationsOnly
     }
 
     /// The events of device `index`, in order.
@@ -42,7 +49,14 @@ public struct PopulationSimulator: Sendable {
         var state = DeviceState()
         var events: [EventSubmission] = []
 
+        let observationsOnly = self.observationsOnly
         func emit(_ event: LocationEvent) {
+            var event = event
+            if observationsOnly, case .promptResponded = event {
+                var answered = state
+                guard (try? answered.apply(event)) != nil else { return }
+                event = .statusObserved(answered.status, accuracy: answered.effectiveAccuracy)
+            }
             guard (try? state.apply(event)) != nil else { return }
             events.append(EventSubmission(id: UUID(random: &random), userId: userID, deviceId: deviceID, occurredAt: clock, event: event))
             clock.addTimeInterval(Double.random(in: 1...3600, using: &random))

@@ -17,6 +17,8 @@ struct SimulateCommand: AsyncParsableCommand {
     @Option(help: "Events per append") var batch = 500
     @Option(help: "Appends in flight") var concurrency = 4
     @Option(help: "First device index (to add to an earlier population)") var firstDevice = 0
+    @Flag(help: "Report as a real app does: statuses the delegate observes, never the button tapped (O2 infers the answers)")
+    var observationsOnly = false
     @Flag(help: "No progress bar") var quiet = false
 
     func validate() throws {
@@ -28,7 +30,7 @@ struct SimulateCommand: AsyncParsableCommand {
 
     func run() async throws {
         guard let appID = UUID(uuidString: app) else { return }
-        let simulator = PopulationSimulator(seed: seed)
+        let simulator = PopulationSimulator(seed: seed, observationsOnly: observationsOnly)
         // The bar redraws one line: only on a terminal; logs and CI get the final report alone.
         let progress = ProgressBar(total: devices, enabled: !quiet && isatty(STDERR_FILENO) == 1)
         let clock = ContinuousClock()

@@ -26,6 +26,59 @@ struct AnalyticsTests {
 
     static func rows(_ reply: Reply) -> [[String: Any]] { reply.json["rows"] as? [[String: Any]] ?? [] }
 
+    /// The same population reported as a real app reports it (O2): requests and the statuses
+    /// the delegate then sees, never the button. D's second answer (Allow at alwaysSecond)
+    /// changes nothing the app can see; F is observed notDetermined after its Allow While
+    /// Using, which O2 corrects to Allow Once.
+    static func populateObserved(_ api: APIClient, _ key: String) async throws {
+        func device(_ id: String, _ platform: String, _ os: String, day: String, _ steps: [(String, String)]) async throws {
+            var events = [eventJSON("contextReported", #"{"platform": "\#(platform)", "osVersion": "\#(os)", "appVersion": "3.0"}"#, device: id, at: "\(day)T08:00:00Z")]
+            for (index, step) in steps.enumerated() {
+                events.append(eventJSON(step.0, step.1, device: id, at: "\(day)T09:\(String(format: "%02d", index)):00Z"))
+            }
+            let reply = try await api.append(key, events)
+            #expect(reply.status == .ok, "\(reply.text)")
+        }
+        let whenInUse = ("authorizationRequested", #"{"request": "whenInUse"}"#)
+        let always = ("authorizationRequested", #"{"request": "always"}"#)
+        func observed(_ status: String) -> (String, String) { ("statusObserved", #"{"status": "\#(status)"}"#) }
+        try await device("A", "iOS", "17.4", day: "2026-11-22", [whenInUse, observed("authorizedWhenInUse"), always, observed("authorizedAlways")])
+        try await device("B", "iOS", "17.4", day: "2026-11-22", [always, observed("authorizedWhenInUse")])
+        try await device("C", "macOS", "14.6", day: "2026-11-21", [whenInUse, observed("denied")])
+        try await device("D", "iOS", "17.4", day: "2026-11-22", [always, observed("authorizedAlways"), ("alwaysEventOccurred", #"{"service": "visits"}"#), observed("authorizedAlways")])
+        try await device("E", "iOS", "17.4", day: "2026-11-22", [whenInUse, observed("authorizedWhenInUse"),
+            ("settingsChanged", #"{"authorization": "never"}"#), ("settingsChanged", #"{"authorization": "always"}"#)])
+        try await device("F", "iOS", "17.4", day: "2026-11-22", [whenInUse, observed("authorizedWhenInUse"),
+            ("appStateChanged", #"{"state": "background"}"#), observed("notDetermined")])
+    }
+
+    @Test("Prompt outcomes of the observed-only twin: answers inferred (O2), the correction applied, the unobservable one unanswered")
+    func observedTwin() async throws {
+        try await APIHarness.run { api in
+            let (_, key) = try await api.createApp()
+            try await Self.populateObserved(api, key)
+            let rows = Self.rows(try await api.call(.get, "/v1/analytics/prompts", key: key))
+            let byPrompt = Dictionary(uniqueKeysWithValues: rows.map { ($0["prompt"] as? String ?? "", $0) })
+            let whenInUse = try #require(byPrompt["whenInUse"])
+            #expect(whenInUse["shown"] as? Int == 4 && whenInUse["answered"] as? Int == 4 && whenInUse["inferred"] as? Int == 4)
+            #expect(whenInUse["choices"] as? [String: Int] == ["allowWhileUsing": 2, "allowOnce": 1, "dontAllow": 1], "\(whenInUse)")
+            #expect(abs((whenInUse["grantRate"] as? Double ?? 0) - 3.0 / 4.0) < 1e-9)
+            let first = try #require(byPrompt["alwaysFirst"])
+            #expect(first["choices"] as? [String: Int] == ["allowOnce": 1, "allowWhileUsing": 1] && first["inferred"] as? Int == 2)
+            #expect(first["grantRate"] as? Double == 1 && first["alwaysRate"] as? Double == 0.5)
+            #expect(byPrompt["alwaysUpgrade"]?["alwaysRate"] as? Double == 1 && byPrompt["alwaysUpgrade"]?["inferred"] as? Int == 1)
+            let second = try #require(byPrompt["alwaysSecond"])
+            #expect(second["shown"] as? Int == 1 && second["answered"] as? Int == 0 && second["grantRate"] is NSNull)
+            // The history marks the inference and the correction.
+            let history = try await api.call(.get, "/v1/users/u-1/devices/F/history", key: key)
+            let kinds = (history.json["entries"] as? [[String: Any]] ?? []).flatMap { ($0["effects"] as? [[String: Any]] ?? []).compactMap { $0["kind"] as? String } }
+            #expect(kinds.contains("answerInferred") && kinds.contains("answerCorrected"), "\(kinds)")
+            // A rebuild counts the same.
+            let escalations = Self.rows(try await api.call(.get, "/v1/analytics/escalations", key: key))
+            #expect(escalations.first?["provisional"] as? Int == 1)
+        }
+    }
+
     @Test("Prompt outcomes: shown, answered, choices, grant and Always rates per prompt")
     func prompts() async throws {
         try await APIHarness.run { api in

@@ -8,15 +8,15 @@ import Testing
 
 @Suite("Replay: rebuild = inline projection = verify-clean")
 struct ReplayTests {
-    @Test("Random populations: verify is clean, a rebuild changes nothing, a tampered row is found, diffed and repaired",
-          arguments: [UInt64(7), 1234])
-    func rebuildEqualsInline(seed: UInt64) async throws {
+    @Test("Random populations, reported with choices or with observations only (O2): verify is clean, a rebuild changes nothing and counts the same analytics, a tampered row is found, diffed and repaired",
+          arguments: [(UInt64(7), false), (1234, false), (99, true)])
+    func rebuildEqualsInline(seed: UInt64, observationsOnly: Bool) async throws {
         let pool = try await TestDatabase.pool(size: 4)
         let service = GateService(pool: pool, logger: TestDatabase.logger)
         let appID = try await TestDatabase.makeApp(pool)
         _ = try await service.features.put(appID: appID, feature: Feature(key: "trip-log", requires: .always, services: [.visits]))
         _ = try await service.features.put(appID: appID, feature: Feature(key: "nearby", requires: .whenInUse))
-        let simulator = PopulationSimulator(seed: seed)
+        let simulator = PopulationSimulator(seed: seed, observationsOnly: observationsOnly)
         var appended = 0
         for start in stride(from: 0, to: 300, by: 50) {
             let events = (start..<(start + 50)).flatMap { simulator.device($0) }
@@ -26,9 +26,18 @@ struct ReplayTests {
         #expect(try await replay.verify().isEmpty)
 
         let inline = try await Self.rows(pool, appID)
+        let prompts = AnalyticsQuery(kind: .prompts, appID: appID, groupBy: [.day, .platform])
+        let inlinePrompts = try AnalyticsFormat.json(try await service.analytics(prompts))
         let rebuilt = try await replay.rebuild()
         #expect(rebuilt.events == appended && rebuilt.devices.count == 300 && rebuilt.rejected.isEmpty)
         #expect(try await Self.rows(pool, appID) == inline, "rebuild gives exactly the inline projection")
+        #expect(try AnalyticsFormat.json(try await service.analytics(prompts)) == inlinePrompts, "rebuilt rollups count the same")
+        if observationsOnly {
+            let rows = (try JSONSerialization.jsonObject(with: inlinePrompts) as? [String: Any])?["rows"] as? [[String: Any]] ?? []
+            let inferred = rows.reduce(0) { $0 + ($1["inferred"] as? Int ?? 0) }
+            let answered = rows.reduce(0) { $0 + ($1["answered"] as? Int ?? 0) }
+            #expect(inferred > 50 && inferred == answered, "every answer of an observed population is inferred")
+        }
         #expect(try await replay.verify().isEmpty)
 
         // Tamper with one device as a rule change would: the stored state says denied.
