@@ -17,6 +17,12 @@ public struct ServerConfiguration: Sendable {
     public var rateLimit: Double?
     /// Tokens an app may spend at once; defaults to one second's worth.
     public var rateLimitBurst: Double?
+    /// Push streams (OFREP event streams and `/v1/changes`) one app may hold open on this
+    /// process, and all apps together.
+    public var maxStreamsPerApp = 1000
+    public var maxStreams = 10_000
+    /// OFREP's `inactivityDelaySec`: an event stream with nothing to say closes after it.
+    public var streamInactivity: Duration = .seconds(120)
 
     public init() {}
 }
@@ -32,7 +38,7 @@ public func buildApplication(
     return Application(
         router: router,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "locgate"),
-        services: [follower, AnalyticsRollup(pool: service.pool, logger: logger)],
+        services: [follower, ChangeTicker(hub: service.changes), AnalyticsRollup(pool: service.pool, logger: logger)],
         logger: logger)
 }
 
@@ -49,9 +55,13 @@ public func buildRouter(
         router.add(middleware: RateLimitMiddleware(limiter: RateLimiter(requestsPerSecond: rate, burst: configuration.rateLimitBurst ?? rate)))
     }
     let routes = RouteTable(router: router)
-    HealthRoutes(service: service, follower: follower, registry: registry).register(on: routes)
+    let streams = StreamRegistry(
+        maxPerApp: configuration.maxStreamsPerApp, maxTotal: configuration.maxStreams, inactivity: configuration.streamInactivity)
+    let ofrep = OFREPRoutes(service: service, streams: streams)
+    HealthRoutes(service: service, follower: follower, registry: registry, streams: streams).register(on: routes)
     APIRoutes(service: service).register(on: routes)
-    OFREPRoutes(service: service).register(on: routes)
+    ofrep.register(on: routes)
+    StreamRoutes(service: service, streams: streams, ofrep: ofrep).register(on: routes)
     routes.get("/hello") { _, _ in
         // The trivial JSON route the benchmarks compare gates against.
         try JSONResponse.make(.ok, ["hello": "world"])

@@ -16,10 +16,12 @@ final class HealthRoutes: Sendable {
     let service: GateService
     let follower: CacheFollower?
     let registry: PrometheusCollectorRegistry?
+    let streams: StreamRegistry
     /// Set once no migration is pending: this binary's migrations cannot become pending again.
     private let migrated = Mutex(false)
 
-    init(service: GateService, follower: CacheFollower?, registry: PrometheusCollectorRegistry?) {
+    init(service: GateService, follower: CacheFollower?, registry: PrometheusCollectorRegistry?, streams: StreamRegistry) {
+        self.streams = streams
         self.service = service
         self.follower = follower
         self.registry = registry
@@ -42,6 +44,7 @@ final class HealthRoutes: Sendable {
             Gauge(label: "locgate_pool_waiting").record(service.pool.waiting)
             Gauge(label: "locgate_group_commit_queued_events").record(service.queuedEvents)
             Gauge(label: "locgate_caches_following").record(service.coherence.isFollowing ? 1 : 0)
+            Gauge(label: "locgate_streams_open").record(streams.open)
             if let vitals = try? await service.log.vitals() {
                 Gauge(label: "locgate_global_order_horizon_lag").record(vitals.horizonLag)
                 Gauge(label: "locgate_events_estimated").record(vitals.estimatedEvents)

@@ -1,5 +1,6 @@
 import EventLog
 import Foundation
+import HTTPTypes
 import Hummingbird
 import LocationAuthorization
 import LocationGateService
@@ -9,6 +10,7 @@ import LocationGateService
 /// flag is evaluated at the user level (enabled when any device enables it).
 struct OFREPRoutes {
     let service: GateService
+    let streams: StreamRegistry
 
     func register(on routes: RouteTable) {
         routes.post("/ofrep/v1/evaluate/flags/:key", use: evaluateFlag)
@@ -23,7 +25,7 @@ struct OFREPRoutes {
         var metadata: [String: String]
     }
 
-    private struct Target {
+    struct Target: Sendable {
         var userID: String
         var deviceID: String?
     }
@@ -65,26 +67,50 @@ struct OFREPRoutes {
         case .success(let value): target = value
         case .failure(let failure): return try OFREPError.response(failure.status, key: nil, code: failure.code, details: failure.details)
         }
-        struct Bulk: Encodable { var flags: [Evaluation] }
-        let bulk: Bulk
+        let bulk: (data: Data, etag: String)
         do {
-            let features = try await service.features.features(appID: identity.appID)
-            var flags: [Evaluation] = []
-            for feature in features {
-                flags.append(try await evaluate(feature, appID: identity.appID, target: target))
-            }
-            bulk = Bulk(flags: flags)
+            bulk = try await bulkEvaluation(appID: identity.appID, target: target)
         } catch {
             return try OFREPError.response(error, key: nil)
         }
+        if let match = request.headers[.ifNoneMatch], match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == bulk.etag }) {
+            return Response(status: .notModified, headers: [.eTag: bulk.etag])
+        }
+        // ADR-0008: where to listen for changes instead of polling (SPEC §5).
+        var object = (try JSONSerialization.jsonObject(with: bulk.data) as? [String: Any]) ?? [:]
+        object["eventStreams"] = [[
+            "type": "sse", "url": Self.streamURL(request: request, target: target),
+            "inactivityDelaySec": Int(streams.inactivity.components.seconds),
+        ]]
+        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+        return JSONResponse.make(.ok, data: data, headers: [.eTag: bulk.etag])
+    }
+
+    /// Every flag for the target, and the ETag of exactly that (the event stream compares it).
+    func bulkEvaluation(appID: UUID, target: Target) async throws -> (data: Data, etag: String) {
+        struct Bulk: Encodable { var flags: [Evaluation] }
+        let features = try await service.features.features(appID: appID)
+        var flags: [Evaluation] = []
+        for feature in features {
+            flags.append(try await evaluate(feature, appID: appID, target: target))
+        }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let data = try encoder.encode(bulk)
-        let etag = "\"" + Self.digest(data) + "\""
-        if let match = request.headers[.ifNoneMatch], match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag }) {
-            return Response(status: .notModified, headers: [.eTag: etag])
-        }
-        return JSONResponse.make(.ok, data: data, headers: [.eTag: etag])
+        let data = try encoder.encode(Bulk(flags: flags))
+        return (data, "\"" + Self.digest(data) + "\"")
+    }
+
+    static let forwardedProto = HTTPField.Name("X-Forwarded-Proto")
+
+    /// The event stream of a context, on the host the client used.
+    static func streamURL(request: Request, target: Target) -> String {
+        var components = URLComponents()
+        components.path = "/ofrep/v1/event-streams"
+        components.queryItems = [URLQueryItem(name: "targetingKey", value: target.userID)]
+            + (target.deviceID.map { [URLQueryItem(name: "deviceId", value: $0)] } ?? [])
+        let scheme = forwardedProto.flatMap { request.headers[$0] } == "https" ? "https" : "http"
+        let host = request.head.authority ?? "127.0.0.1"
+        return "\(scheme)://\(host)\(components.string ?? components.path)"
     }
 
     private func evaluate(_ feature: Feature, appID: UUID, target: Target) async throws -> Evaluation {
@@ -108,14 +134,14 @@ struct OFREPRoutes {
             metadata: ["status": decision.status.rawValue, "reason": decision.reason.rawValue, "action": decision.action.rawValue])
     }
 
-    private struct ContextFailure: Error {
+    struct ContextFailure: Error {
         var code: String
         var details: String
         var status: HTTPResponse.Status = .badRequest
     }
 
     /// Reads `{"context": {"targetingKey", "deviceId"}}`.
-    private static func target(from request: inout Request) async throws -> Result<Target, ContextFailure> {
+    static func target(from request: inout Request) async throws -> Result<Target, ContextFailure> {
         let data: Data
         do {
             data = try await request.bodyData(limit: 64 * 1024)

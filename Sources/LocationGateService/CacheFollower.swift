@@ -73,19 +73,24 @@ public final class CacheFollower: Service, Sendable {
         service.cache.removeAll()
         service.features.invalidateAll()
         service.keys.invalidateAll()
+        service.changes.publishResync()
     }
 
     private func handle(_ notification: PostgresNotification) {
         switch notification.channel {
         case EventLog.notificationChannel:
-            for change in StreamChange.parse(notification.payload) {
+            let changes = StreamChange.parse(notification.payload)
+            for change in changes {
                 service.cache.removeIfOlder(change.stream, than: change.version)
             }
+            service.changes.publish(changes)
         case FeatureCatalog.notificationChannel:
             if let appID = UUID(uuidString: notification.payload) {
                 service.features.invalidate(appID)
+                service.changes.publishFeatures(appID: appID)
             } else {
                 service.features.invalidateAll()
+                service.changes.publishFeatures(appID: nil)
             }
         default:
             service.keys.invalidateAll()

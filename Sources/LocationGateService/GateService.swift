@@ -30,6 +30,8 @@ public final class GateService: Sendable {
 
     /// Whether this process's caches may answer (see `CacheCoherence`).
     public let coherence: CacheCoherence
+    /// Change hints for the push streams, fed by the `CacheFollower`.
+    public let changes = ChangeHub()
 
     /// - Parameters:
     ///   - cacheByteBudget: the device cache's memory bound (`--cache-memory`).

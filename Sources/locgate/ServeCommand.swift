@@ -24,6 +24,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Per-app burst (default: one second's worth)") var rateLimitBurst: Double?
     @Option(help: "The device cache's memory budget: bytes, or with K, M or G (default: $LOCGATE_CACHE_MEMORY, else 256M)")
     var cacheMemory: String?
+    @Option(help: "Push streams (OFREP event streams, /v1/changes) one app may hold open") var maxStreamsPerApp = 1000
+    @Option(help: "Push streams open on this process in all") var maxStreams = 10_000
+    @Option(help: "Seconds an OFREP event stream with nothing to say stays open (inactivityDelaySec)") var streamInactivity = 120
 
     func run() async throws {
         try await CommandFailure.reporting { try await runCommand() }
@@ -47,6 +50,9 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.adminToken = environment["LOCGATE_ADMIN_TOKEN"]
         configuration.rateLimit = rateLimit ?? environment["LOCGATE_RATE_LIMIT"].flatMap(Double.init)
         configuration.rateLimitBurst = rateLimitBurst
+        configuration.maxStreamsPerApp = maxStreamsPerApp
+        configuration.maxStreams = maxStreams
+        configuration.streamInactivity = .seconds(max(1, streamInactivity))
         if configuration.adminToken?.isEmpty ?? true {
             logger.warning("LOCGATE_ADMIN_TOKEN is not set: POST /v1/apps is refused; use `locgate apps create`")
         }

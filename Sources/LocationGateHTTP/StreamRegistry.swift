@@ -1,0 +1,56 @@
+import Foundation
+import LocationGateService
+import Metrics
+import Synchronization
+
+/// The push streams open on this process (SPEC §5), bounded per app and in all: a stream
+/// beyond the app's share is 429 `rateLimited`, beyond the process's 503 `overloaded`, both
+/// with Retry-After, before anything is held for it.
+final class StreamRegistry: Sendable {
+    let maxPerApp: Int
+    let maxTotal: Int
+    /// OFREP streams close after this long without a message (`inactivityDelaySec`).
+    let inactivity: Duration
+    /// A stream whose reader leaves more than this many messages unread is dropped.
+    let bufferLimit: Int
+
+    private struct Counts {
+        var total = 0
+        var byApp: [UUID: Int] = [:]
+    }
+
+    private let counts = Mutex(Counts())
+    let dropped = Counter(label: "locgate_streams_dropped_total")
+
+    init(maxPerApp: Int, maxTotal: Int, inactivity: Duration, bufferLimit: Int = 256) {
+        self.maxPerApp = maxPerApp
+        self.maxTotal = maxTotal
+        self.inactivity = inactivity
+        self.bufferLimit = bufferLimit
+    }
+
+    /// Counts a stream in, or says why not.
+    func open(_ appID: UUID) -> ServiceError? {
+        counts.withLock { counts in
+            if counts.total >= maxTotal {
+                return ServiceError(.overloaded, "the server holds \(maxTotal) streams already")
+            }
+            if counts.byApp[appID, default: 0] >= maxPerApp {
+                return ServiceError(.rateLimited, "the app holds \(maxPerApp) open streams already; close one first")
+            }
+            counts.total += 1
+            counts.byApp[appID, default: 0] += 1
+            return nil
+        }
+    }
+
+    func close(_ appID: UUID) {
+        counts.withLock { counts in
+            counts.total -= 1
+            let left = counts.byApp[appID, default: 1] - 1
+            counts.byApp[appID] = left > 0 ? left : nil
+        }
+    }
+
+    var open: Int { counts.withLock { $0.total } }
+}

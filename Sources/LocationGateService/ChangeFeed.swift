@@ -1,0 +1,45 @@
+import EventLog
+import Foundation
+import LocationAuthorization
+
+/// One message of an app's change feed (`GET /v1/changes`): a committed event, at its place
+/// in the log's global order.
+public struct ChangeMessage: Sendable, Hashable {
+    public var position: LogPosition
+    public var userId: String
+    public var deviceId: String
+    public var version: Int64
+    public var status: AuthorizationStatus
+
+    /// `{"userId", "deviceId", "version", "status"}`.
+    public var json: String {
+        var writer = JSONWriter(capacity: 96)
+        writer.objectStart()
+        writer.field("deviceId", deviceId)
+        writer.field("status", status)
+        writer.field("userId", userId)
+        writer.field("version", Int(version))
+        writer.objectEnd()
+        return writer.text
+    }
+}
+
+extension GateService {
+    /// The app's committed events after `position`, in global order, as feed messages.
+    public func changes(appID: UUID, after position: LogPosition, limit: Int) async throws(ServiceError) -> [ChangeMessage] {
+        let events = try await database { try await log.read(appID: appID, after: position, limit: limit) }
+        return try events.map { event throws(ServiceError) in
+            guard let text = event.outcome, let outcome = try? JSONText.outcome(text) else {
+                throw ServiceError(.internalError, "event \(event.logPosition) has no readable outcome")
+            }
+            return ChangeMessage(
+                position: event.logPosition, userId: event.stream.userID, deviceId: event.stream.deviceID,
+                version: event.version, status: outcome.after.status)
+        }
+    }
+
+    /// Where a feed that starts now begins.
+    public func feedHead() async throws(ServiceError) -> LogPosition {
+        try await database { try await log.head() }
+    }
+}

@@ -1,0 +1,76 @@
+import EventLog
+import Foundation
+import LocationAuthorization
+import LocationGateService
+import LocationGateTestSupport
+import NIOCore
+import PostgresClient
+import Testing
+
+@testable import LocationGateHTTP
+
+/// The change feed's producer on its own (the live streams run in Deploy/e2e's pytest).
+@Suite("Push streams: the change feed's producer")
+struct StreamTests {
+    static func populate(_ service: GateService, _ appID: UUID, devices: Int) async throws {
+        let events = (0..<devices).flatMap { device in
+            (0..<3).map { step in
+                EventSubmission(
+                    id: UUID(), userId: "u", deviceId: "d\(device)", occurredAt: Date(timeIntervalSince1970: 1_795_341_600),
+                    event: .locationServicesChanged(enabled: step % 2 == 1))
+            }
+        }
+        _ = try await service.ingest(appID: appID, submissions: events)
+    }
+
+    @Test("A reader that leaves its buffer full is dropped (the producer stops), not buffered without end")
+    func slowReaderDropped() async throws {
+        let pool = try await TestDatabase.pool(size: 2)
+        let service = GateService(pool: pool, logger: TestDatabase.logger)
+        let appID = try await TestDatabase.makeApp(pool)
+        try await Self.populate(service, appID, devices: 100)
+        let (buffers, continuation) = AsyncStream<ByteBuffer>.makeStream(bufferingPolicy: .bufferingOldest(10))
+        let kept = await StreamRoutes.produceChanges(
+            service: service, appID: appID, from: .start, to: ServerSentEvents.Sink(continuation: continuation))
+        #expect(!kept)
+        continuation.finish()
+        var buffered = 0
+        for await _ in buffers { buffered += 1 }
+        #expect(buffered == 10)
+        #expect(service.changes.count == 0, "the dropped stream's subscription is gone")
+        await pool.close()
+    }
+
+    @Test("From the start, then from any message's id: every event once, in global order, each stream's versions in order")
+    func resume() async throws {
+        let pool = try await TestDatabase.pool(size: 2)
+        let service = GateService(pool: pool, logger: TestDatabase.logger)
+        let appID = try await TestDatabase.makeApp(pool)
+        try await Self.populate(service, appID, devices: 40)
+        func read(from start: LogPosition, expecting count: Int) async throws -> [String] {
+            let (buffers, continuation) = AsyncStream<ByteBuffer>.makeStream(bufferingPolicy: .bufferingOldest(1000))
+            let producer = Task {
+                await StreamRoutes.produceChanges(service: service, appID: appID, from: start, to: ServerSentEvents.Sink(continuation: continuation))
+            }
+            var messages: [String] = []
+            for await buffer in buffers {
+                messages.append(String(buffer: buffer))
+                if messages.count == count { break }
+            }
+            producer.cancel()
+            service.changes.tick()  // wakes the producer so that it sees the cancellation
+            _ = await producer.value
+            return messages
+        }
+        let all = try await read(from: .start, expecting: 120)
+        #expect(all.count == 120 && Set(all).count == 120)
+        let ids = all.compactMap { $0.split(separator: "\n").first.map { String($0.dropFirst(4)) } }
+        let positions = ids.compactMap(LogPosition.init(eventID:))
+        #expect(positions == positions.sorted() && positions.count == 120)
+        for index in stride(from: 0, to: 119, by: 17) {
+            let rest = try await read(from: positions[index], expecting: 119 - index)
+            #expect(rest == Array(all[(index + 1)...]))
+        }
+        await pool.close()
+    }
+}
