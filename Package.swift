@@ -10,10 +10,13 @@ let strictSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "LocationGate",
-    platforms: [.macOS(.v15)],
+    // iOS and the other Apple platforms matter to LocationGateClient alone (an app's library);
+    // its queue uses Synchronization's Mutex, which needs the 2024 releases.
+    platforms: [.macOS(.v15), .iOS(.v18), .macCatalyst(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .executable(name: "locgate", targets: ["locgate"]),
         .library(name: "LocationAuthorization", targets: ["LocationAuthorization"]),
+        .library(name: "LocationGateClient", targets: ["LocationGateClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
@@ -37,6 +40,13 @@ let package = Package(
         // The fuzz target's body (Deploy/fuzz builds it with libFuzzer; the tests replay its corpus).
         .target(
             name: "LocationAuthorizationFuzzing",
+            dependencies: ["LocationAuthorization"],
+            swiftSettings: strictSettings
+        ),
+        // The app-side library (SPEC §10): records events, keeps them in a durable on-disk queue,
+        // delivers them exactly once. Foundation and the domain only, so that it builds for apps.
+        .target(
+            name: "LocationGateClient",
             dependencies: ["LocationAuthorization"],
             swiftSettings: strictSettings
         ),
@@ -143,6 +153,14 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "LocationGateClientTests",
+            dependencies: [
+                "LocationGateClient", "LocationAuthorization", "LocationGateTestSupport", "PostgresClient",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings

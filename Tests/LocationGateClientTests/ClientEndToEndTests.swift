@@ -1,0 +1,134 @@
+import Foundation
+import LocationAuthorization
+import LocationGateClient
+import LocationGateTestSupport
+import PostgresClient
+import Testing
+
+/// SPEC §10 end to end: events recorded through `EventRecorder`, queued on disk, sent by
+/// `EventSender` to a real `locgate serve`, which is SIGKILLed in the middle and restarted.
+@Suite("LocationGateClient against a real locgate serve")
+struct ClientEndToEndTests {
+    @Test("300 events of 10 devices, the server killed after about 100: each stored exactly once, versions 1..n in recording order")
+    func exactlyOnceAcrossAServerCrash() async throws {
+        try #require(
+            FileManager.default.isExecutableFile(atPath: LocgateServer.binary.path),
+            "build locgate first: \(LocgateServer.binary.path)")
+        let configuration = try await TestDatabase.configuration()
+        let databaseURL = try TestDatabase.serverConfiguration().connectionString
+        let databaseName = configuration.overrides["dbname"] ?? ""
+        // Below Linux's ephemeral ports and apart from TwoProcessTests' 20,000-40,000.
+        let port = 12_000 + Int.random(in: 0..<8_000)
+        let first = try LocgateServer(port: port, databaseURL: databaseURL, databaseName: databaseName)
+        var second: LocgateServer?
+        defer {
+            first.stop()
+            second?.stop()
+        }
+        let firstReady = await LocgateServer.waitReady(port)
+        try #require(firstReady, "locgate serve did not become ready on port \(port)")
+
+        // An app, and an ingest key: what a device holds.
+        let (created, app) = try await LocgateServer.request(
+            "POST", port, "/v1/apps", key: LocgateServer.adminToken, json: #"{"name": "client-e2e"}"#)
+        #expect(created == 201)
+        let adminKey = try #require(app["apiKey"] as? String)
+        let appID = try #require((app["appId"] as? String).flatMap { UUID(uuidString: $0) })
+        let (keyCreated, key) = try await LocgateServer.request("POST", port, "/v1/keys", key: adminKey, json: #"{"scope": "ingest"}"#)
+        #expect(keyCreated == 201)
+        let ingestKey = try #require(key["key"] as? String)
+
+        // 300 events, 30 for each of 10 devices, interleaved, all of kinds the reducer accepts.
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let queue = try EventQueue(directory: directory.url)
+        defer { queue.close() }
+        let recorders = (0..<10).map { EventRecorder(userId: "user-\($0)", deviceId: "device-\($0)", queue: queue) }
+        var recorded: [String: [UUID]] = [:]
+        for number in 0..<300 {
+            let recorder = recorders[number % 10]
+            let round = number / 10
+            let submission: EventSubmission
+            switch round % 3 {
+            case 0: submission = try recorder.appState(.foreground)
+            case 1: submission = try recorder.observed(status: .authorizedWhenInUse, accuracy: .full)
+            default: submission = try recorder.appState(.background, backgroundIndicator: round % 2 == 0)
+            }
+            recorded[recorder.deviceId, default: []].append(submission.id)
+        }
+        #expect(queue.count == 300)
+
+        // Batches of 25: the fourth brings the server to 100 events, and its answer is lost
+        // with the server.
+        let baseURL = try #require(URL(string: "http://127.0.0.1:\(port)"))
+        let transport = CrashingTransport(
+            inner: URLSessionEventTransport(baseURL: baseURL, ingestKey: ingestKey, timeout: 5), threshold: 100
+        ) {
+            first.crash()
+        }
+        let sender = EventSender(
+            queue: queue, transport: transport,
+            configuration: EventSender.Configuration(
+                batchSize: 25, retry: RetryPolicy(base: .milliseconds(50), cap: .milliseconds(500))))
+        let flushing = Task { try await sender.flush() }
+        let watchdog = Task {
+            try await Task.sleep(for: .seconds(90))
+            flushing.cancel()
+        }
+        defer {
+            watchdog.cancel()
+            flushing.cancel()
+        }
+
+        let clock = ContinuousClock()
+        let start = clock.now
+        while !transport.crashed && clock.now - start < .seconds(30) {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        try #require(transport.crashed)
+        #expect(!first.process.isRunning)
+        // 75 acknowledged; the 25 the server stored before it died are still pending here.
+        #expect(queue.count == 225)
+
+        // The sender keeps retrying the same batch; a new server on the same port answers it.
+        second = try LocgateServer(port: port, databaseURL: databaseURL, databaseName: databaseName)
+        let secondReady = await LocgateServer.waitReady(port)
+        try #require(secondReady, "the second locgate serve did not become ready")
+        let summary = try await flushing.value
+        #expect(queue.isEmpty)
+        #expect(summary.delivered == 300)
+        #expect(summary.duplicates == 25, "the lost answer's batch comes back as duplicates")
+        #expect(summary.rejected == 0)
+        #expect(summary.retries >= 1)
+
+        // The database holds each event once, and each device's versions are 1...30 in the
+        // order the events were recorded.
+        let pool = PostgresConnectionPool(configuration: configuration, size: 1, logger: TestDatabase.logger)
+        let counts: PostgresRows
+        let rows: PostgresRows
+        do {
+            counts = try await pool.query("SELECT count(*), count(DISTINCT event_id) FROM events WHERE app_id = \(appID)")
+            rows = try await pool.query(
+                "SELECT device_id, version, event_id FROM events WHERE app_id = \(appID) ORDER BY device_id, version")
+        } catch {
+            await pool.close()
+            throw error
+        }
+        await pool.close()
+        let total = try #require(counts.first)
+        #expect(try total.decode(0, as: Int.self) == 300)
+        #expect(try total.decode(1, as: Int.self) == 300)
+        var versions: [String: [Int64]] = [:]
+        var stored: [String: [UUID]] = [:]
+        for row in rows {
+            let device = try row.decode(0, as: String.self)
+            versions[device, default: []].append(try row.decode(1, as: Int64.self))
+            stored[device, default: []].append(try row.decode(2, as: UUID.self))
+        }
+        #expect(versions.count == 10)
+        for (device, list) in versions {
+            #expect(list == Array(Int64(1)...Int64(30)), "\(device): versions \(list)")
+        }
+        #expect(stored == recorded)
+    }
+}
