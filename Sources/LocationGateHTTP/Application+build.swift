@@ -62,6 +62,7 @@ public func buildRouter(
     APIRoutes(service: service).register(on: routes)
     ofrep.register(on: routes)
     StreamRoutes(service: service, streams: streams, ofrep: ofrep).register(on: routes)
+    DashboardRoutes(service: service).register(on: routes)
     routes.get("/hello") { _, _ in
         // The trivial JSON route the benchmarks compare gates against.
         try JSONResponse.make(.ok, ["hello": "world"])

@@ -1,0 +1,345 @@
+import EventLog
+import Foundation
+import Hummingbird
+import HTTPTypes
+import LocationAuthorization
+import LocationGateService
+
+/// The dashboard (SPEC §8): pages rendered on the server over the same service queries as the
+/// API, for people who read grant rates and audit devices. Sign-in with an app key of `read`
+/// or `admin` scope, kept in an HttpOnly, SameSite=Strict cookie (`Secure` behind TLS); every
+/// page shows the signed-in key's app only. Filters (`from`, `to`, `groupBy`) are query
+/// parameters, so a view can be shared; every table has a CSV link (`?csv=<table>` on the
+/// page's own address).
+struct DashboardRoutes {
+    let service: GateService
+    static let cookieName = "locgate_session"
+
+    func register(on routes: RouteTable) {
+        routes.get("/dashboard/signin", use: signInForm)
+        routes.post("/dashboard/signin", use: signIn)
+        routes.post("/dashboard/signout", use: signOut)
+        routes.get("/dashboard", use: overview)
+        routes.get("/dashboard/prompts", use: prompts)
+        routes.get("/dashboard/escalation", use: escalation)
+        routes.get("/dashboard/settings", use: settings)
+        routes.get("/dashboard/features", use: features)
+        routes.get("/dashboard/device", use: findDevice)
+        routes.get("/dashboard/users/:user/devices/:device", use: device)
+    }
+
+    // MARK: - Sign-in
+
+    @Sendable func signInForm(_ request: Request, context: AppRequestContext) async throws -> Response {
+        Self.html(.ok, HTML.page(title: "Sign in", active: "", signedIn: false, body: Self.signInBody(error: nil)))
+    }
+
+    static func signInBody(error: String?) -> String {
+        (error.map { #"<p class="error">\#(HTML.escape($0))</p>"# } ?? "") + """
+            <section><form method="post" action="/dashboard/signin">
+            <p><label>App key (read or admin scope)<br><input name="key" type="password" autocomplete="off" size="48" required></label></p>
+            <p><button type="submit">Sign in</button></p></form></section>
+            """
+    }
+
+    @Sendable func signIn(_ request: Request, context: AppRequestContext) async throws -> Response {
+        var request = request
+        let body = String(decoding: try await request.bodyData(limit: 16 * 1024), as: UTF8.self)
+        let key = Self.formValue("key", in: body) ?? ""
+        let identity = try await call { try await service.keys.identity(forKey: key) }
+        guard let identity, identity.scope == .read || identity.scope == .admin else {
+            let message = identity == nil ? "That key is not a valid app key." : "An ingest key cannot read the dashboard: use a read or admin key."
+            return Self.html(.unauthorized, HTML.page(title: "Sign in", active: "", signedIn: false, body: Self.signInBody(error: message)))
+        }
+        var response = Response(status: .seeOther, headers: [.location: "/dashboard"])
+        let secure = OFREPRoutes.forwardedProto.flatMap { request.headers[$0] } == "https"
+        response.setCookie(Cookie(name: Self.cookieName, value: key, path: "/dashboard", secure: secure, httpOnly: true, sameSite: .strict))
+        return response
+    }
+
+    @Sendable func signOut(_ request: Request, context: AppRequestContext) async throws -> Response {
+        var response = Response(status: .seeOther, headers: [.location: "/dashboard/signin"])
+        response.setCookie(Cookie(name: Self.cookieName, value: "", maxAge: 0, path: "/dashboard", httpOnly: true, sameSite: .strict))
+        return response
+    }
+
+    /// The signed-in app, or nil (the page then redirects to the sign-in form).
+    func identity(_ request: Request) async throws -> APIIdentity? {
+        guard let key = request.cookies[Self.cookieName]?.value, !key.isEmpty else { return nil }
+        let identity = try await call { try await service.keys.identity(forKey: key) }
+        guard let identity, identity.scope == .read || identity.scope == .admin else { return nil }
+        return identity
+    }
+
+    /// Runs a page for the signed-in app; the sign-in form for anyone else.
+    func page(_ request: Request, _ body: (APIIdentity, Filters) async throws -> DashboardPage) async throws -> Response {
+        guard let identity = try await identity(request) else {
+            return Response(status: .seeOther, headers: [.location: "/dashboard/signin"])
+        }
+        let filters: Filters
+        do {
+            filters = try Filters(request)
+        } catch let error as ServiceError {
+            return Self.html(.badRequest, HTML.page(title: "Bad filters", active: "", signedIn: true,
+                                                    body: #"<p class="error">\#(HTML.escape(error.message))</p>"#))
+        }
+        let page = try await body(identity, filters)
+        if let table = request.uri.queryParameters.get("csv") {
+            guard let found = page.tables.first(where: { $0.id == table }) else {
+                throw APIError(.notFound, "no table \(table.prefix(64)) on this page")
+            }
+            return Response(
+                status: .ok,
+                headers: [.contentType: "text/csv; charset=utf-8", .contentDisposition: #"attachment; filename="\#(found.id).csv""#],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: found.csv)))
+        }
+        return Self.html(.ok, page.render(request))
+    }
+
+    static func html(_ status: HTTPResponse.Status, _ text: String) -> Response {
+        Response(status: status, headers: [
+            .contentType: "text/html; charset=utf-8",
+            // Nothing outside the server, no script, no framing.
+            .contentSecurityPolicy: "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'",
+            .xContentTypeOptions: "nosniff",
+        ], body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    /// A field of an `application/x-www-form-urlencoded` body.
+    static func formValue(_ name: String, in body: String) -> String? {
+        for pair in body.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2, parts[0] == name else { continue }
+            return String(parts[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+        }
+        return nil
+    }
+
+    // MARK: - Pages
+
+    @Sendable func overview(_ request: Request, context: AppRequestContext) async throws -> Response {
+        try await page(request) { identity, filters in
+            let statuses = try await analytics(.statuses, identity, filters, groupBy: [])
+            let prompts = try await analytics(.prompts, identity, filters, groupBy: [])
+            let period: AnalyticsQuery.Dimension = filters.groupBy.contains(.week) ? .week : .day
+            let trend = try await analytics(.prompts, identity, filters, groupBy: [period])
+            let statusTable = DashboardTable.analytics(id: "statuses", title: "Devices by status", rows: statuses)
+            let promptTable = DashboardTable.analytics(id: "prompts", title: "Grant and Always rates per prompt", rows: prompts)
+            let trendTable = DashboardTable.analytics(id: "trend", title: "Trend by \(period.rawValue)", rows: trend)
+            let periods = Array(Set(trend.compactMap { Self.string($0, period.rawValue) })).sorted()
+            let kinds = Prompt.allCases.map(\.rawValue).filter { kind in trend.contains { Self.string($0, "prompt") == kind } }
+            let series = kinds.map { kind in
+                (name: "\(kind) grant rate", values: periods.map { day in
+                    trend.first { Self.string($0, period.rawValue) == day && Self.string($0, "prompt") == kind }.flatMap { Self.number($0, "grantRate") }
+                })
+            }
+            let search = """
+                <h2>Find a device</h2><form class="filters" method="get" action="/dashboard/device">
+                <label>User id<input name="user" required></label><label>Device id<input name="device" required></label>
+                <button type="submit">Open</button></form>
+                """
+            return DashboardPage(title: "Overview", active: "/dashboard", filters: filters, groupChoices: ["day", "week"], sections: [
+                .init(chart: SVGChart.bars(statuses.map { (Self.string($0, "status") ?? "", Self.number($0, "count") ?? 0) }, format: { String(Int($0)) }),
+                      table: statusTable),
+                .init(chart: SVGChart.bars(prompts.map { (Self.string($0, "prompt") ?? "", Self.number($0, "grantRate") ?? 0) }, maximum: 1,
+                                           format: { String(format: "%.1f%%", $0 * 100) }), table: promptTable),
+                .init(chart: SVGChart.lines(xs: periods, series: series, maximum: 1), table: trendTable),
+            ], extra: search)
+        }
+    }
+
+    @Sendable func prompts(_ request: Request, context: AppRequestContext) async throws -> Response {
+        try await page(request) { identity, filters in
+            let groupBy = filters.groupBy.isEmpty ? [AnalyticsQuery.Dimension.platform] : filters.groupBy
+            let rows = try await analytics(.prompts, identity, filters, groupBy: groupBy)
+            let table = DashboardTable.analytics(id: "prompts", title: "Prompts by \(groupBy.map(\.rawValue).joined(separator: ", "))", rows: rows)
+            let bars = rows.map { row in
+                (label: (groupBy.map { Self.text(row, $0.rawValue) } + [Self.string(row, "prompt") ?? ""]).joined(separator: " · "),
+                 value: Self.number(row, "grantRate") ?? 0)
+            }
+            return DashboardPage(title: "Prompts", active: "/dashboard/prompts", filters: filters,
+                                 groupChoices: ["platform", "osMajor", "appVersion", "day", "week"], sections: [
+                .init(chart: SVGChart.bars(bars, maximum: 1, format: { String(format: "%.1f%% granted", $0 * 100) }), table: table),
+            ])
+        }
+    }
+
+    @Sendable func escalation(_ request: Request, context: AppRequestContext) async throws -> Response {
+        try await page(request) { identity, filters in
+            let rows = try await analytics(.escalations, identity, filters, groupBy: filters.groupBy)
+            let table = DashboardTable.analytics(id: "escalations", title: "Escalation", rows: rows)
+            let steps = ["reachedWhenInUse", "askedAlways", "provisional", "provisionalToPermanent", "permanentAlways"]
+            let funnel = steps.map { step in (label: step, value: rows.reduce(0) { $0 + (Self.number($1, step) ?? 0) }) }
+            return DashboardPage(title: "Escalation funnel", active: "/dashboard/escalation", filters: filters,
+                                 groupChoices: ["platform", "osMajor", "appVersion", "day", "week"], sections: [
+                .init(chart: SVGChart.bars(funnel, format: { String(Int($0)) }), table: table),
+            ])
+        }
+    }
+
+    @Sendable func settings(_ request: Request, context: AppRequestContext) async throws -> Response {
+        try await page(request) { identity, filters in
+            let groupBy = filters.groupBy.isEmpty ? [AnalyticsQuery.Dimension.day] : filters.groupBy
+            let rows = try await analytics(.settings, identity, filters, groupBy: groupBy)
+            let table = DashboardTable.analytics(id: "settings", title: "Settings changes", rows: rows)
+            var bars: [(label: String, value: Double)] = []
+            for row in rows {
+                let label = groupBy.map { Self.text(row, $0.rawValue) }.joined(separator: " · ")
+                bars.append(("\(label) up", Self.number(row, "upgrades") ?? 0))
+                bars.append(("\(label) down", Self.number(row, "downgrades") ?? 0))
+            }
+            return DashboardPage(title: "Settings changes", active: "/dashboard/settings", filters: filters,
+                                 groupChoices: ["day", "week", "platform", "osMajor", "appVersion"], sections: [
+                .init(chart: SVGChart.bars(bars, format: { String(Int($0)) }), table: table),
+            ])
+        }
+    }
+
+    @Sendable func features(_ request: Request, context: AppRequestContext) async throws -> Response {
+        try await page(request) { identity, filters in
+            let coverage = try await call { try await service.featureCoverage(appID: identity.appID) }
+            let table = DashboardTable(
+                id: "features", title: "Features now", columns: ["feature", "requires", "devices", "enabled", "top reasons (disabled)", "top actions (disabled)"],
+                rows: coverage.map { item in
+                    [.text(item.feature.key), .text(item.feature.requires.rawValue), .count(Double(item.devices)), .count(Double(item.enabled)),
+                     .text(item.reasons.prefix(3).map { "\($0.0.rawValue) \($0.1)" }.joined(separator: ", ")),
+                     .text(item.actions.prefix(3).map { "\($0.0.rawValue) \($0.1)" }.joined(separator: ", "))]
+                })
+            let bars = coverage.map { (label: $0.feature.key, value: $0.devices == 0 ? 0 : Double($0.enabled) / Double($0.devices)) }
+            return DashboardPage(title: "Features", active: "/dashboard/features", filters: nil, groupChoices: [], sections: [
+                .init(chart: SVGChart.bars(bars, maximum: 1, format: { String(format: "%.1f%% enabled", $0 * 100) }), table: table),
+            ])
+        }
+    }
+
+    @Sendable func findDevice(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let query = request.uri.queryParameters
+        let user = query.get("user") ?? "", device = query.get("device") ?? ""
+        guard EventSubmission.isValidIdentifier(user), EventSubmission.isValidIdentifier(device) else {
+            return Self.html(.badRequest, HTML.page(title: "Find a device", active: "", signedIn: true,
+                body: #"<p class="error">User and device ids are 1 to 128 characters of A-Z a-z 0-9 . _ : @ -</p><p><a href="/dashboard">Back</a></p>"#))
+        }
+        return Response(status: .seeOther, headers: [.location: "/dashboard/users/\(HTML.segment(user))/devices/\(HTML.segment(device))"])
+    }
+
+    @Sendable func device(_ request: Request, context: AppRequestContext) async throws -> Response {
+        try await page(request) { identity, _ in
+            let user = context.parameters.get("user") ?? "", device = context.parameters.get("device") ?? ""
+            guard EventSubmission.isValidIdentifier(user), EventSubmission.isValidIdentifier(device) else {
+                throw APIError(.notFound, "no such device")
+            }
+            let key = StreamKey(appID: identity.appID, userID: user, deviceID: device)
+            let timeline = try await call { try await service.timeline(key) }
+            let featureKeys = timeline.steps.first?.decisions.map(\.feature) ?? []
+            let rows = timeline.steps.map { step -> [DashboardTable.Cell] in
+                let entry = step.entry
+                let effects = entry.effects.map(Self.describe).joined(separator: "; ")
+                let inferred = entry.effects.contains {
+                    switch $0 {
+                    case .answerInferred, .answerCorrected: true
+                    default: false
+                    }
+                }
+                let effectsCell = inferred
+                    ? DashboardTable.Cell(text: effects, html: #"<span class="inferred">\#(HTML.escape(effects))</span>"#) : .text(effects)
+                return [.count(Double(entry.version)), .text(entry.occurredAt), .text(entry.type), .text(Self.json(entry.data)),
+                        effectsCell, .text("\(entry.before.status.rawValue) → \(entry.after.status.rawValue)")]
+                    + step.decisions.map { .text($0.enabled ? "on" : "off (\($0.reason.rawValue))") }
+            }
+            let table = DashboardTable(id: "timeline", title: "Timeline",
+                                       columns: ["version", "occurredAt", "type", "data", "effects", "status"] + featureKeys, rows: rows)
+            var sections = [DashboardPage.Section(chart: "", table: table)]
+            let versionText = request.uri.queryParameters.get("version")
+            let version = versionText.flatMap(Int64.init) ?? Int64(timeline.steps.count)
+            if version > 0 {
+                let view = try await call { try await service.state(key, asOf: nil, version: version) }
+                let state = view.state
+                let fields: [(String, String)] = [
+                    ("status", state.status.rawValue), ("authorization", state.authorization.rawValue),
+                    ("provisional", "\(state.provisional)"), ("temporary", "\(state.temporary)"),
+                    ("alwaysPromptUsed", "\(state.alwaysPromptUsed)"), ("pendingPrompt", state.pendingPrompt?.rawValue ?? "none"),
+                    ("accuracy", state.effectiveAccuracy.rawValue), ("locationServicesEnabled", "\(state.locationServicesEnabled)"),
+                    ("restricted", "\(state.restricted)"), ("inUse", "\(state.inUse)"),
+                    ("inferredAllowWhileUsing", "\(state.inferredAllowWhileUsing)"),
+                    ("platform", state.context.platform?.rawValue ?? "unknown"), ("osVersion", state.context.osVersion?.description ?? "unknown"),
+                    ("appVersion", state.context.appVersion ?? "unknown"),
+                ] + view.decisions.map { ("feature \($0.feature)", $0.enabled ? "enabled" : "\($0.reason.rawValue), \($0.action.rawValue)") }
+                sections.append(.init(chart: "", table: DashboardTable(
+                    id: "state", title: "State as of version \(view.version)", columns: ["field", "value"],
+                    rows: fields.map { [.text($0.0), .text($0.1)] })))
+            }
+            let versions = (1...max(1, Int64(timeline.steps.count))).map { number in
+                #"<a href="?version=\#(number)">\#(number)</a>"#
+            }.joined(separator: " ")
+            let extra = #"<p class="muted">User <code>\#(HTML.escape(user))</code>, device <code>\#(HTML.escape(device))</code>. "#
+                + (timeline.truncated ? "The first 1,000 events are shown. " : "")
+                + #"Inferred answers (O2) are marked <span class="inferred">inferred</span>.</p><p>State as of version: \#(timeline.steps.isEmpty ? "no events" : versions)</p>"#
+            return DashboardPage(title: "Device", active: "", filters: nil, groupChoices: [], sections: sections, extra: extra)
+        }
+    }
+
+    // MARK: - Helpers
+
+    func analytics(_ kind: AnalyticsQuery.Kind, _ identity: APIIdentity, _ filters: Filters, groupBy: [AnalyticsQuery.Dimension]) async throws -> [AnalyticsQuery.Row] {
+        let query = AnalyticsQuery(kind: kind, appID: identity.appID, groupBy: groupBy, from: kind == .statuses ? nil : filters.from,
+                                   to: kind == .statuses ? nil : filters.to)
+        return try await call { try await service.analytics(query) }
+    }
+
+    static func value(_ row: AnalyticsQuery.Row, _ name: String) -> JSONValue? { row.first { $0.0 == name }?.1 }
+    static func string(_ row: AnalyticsQuery.Row, _ name: String) -> String? {
+        if case .string(let text)? = value(row, name) { return text }
+        return nil
+    }
+    static func number(_ row: AnalyticsQuery.Row, _ name: String) -> Double? {
+        if case .number(let number)? = value(row, name) { return number }
+        return nil
+    }
+    /// A group field as text, whatever its JSON type.
+    static func text(_ row: AnalyticsQuery.Row, _ name: String) -> String {
+        switch value(row, name) {
+        case .string(let text)?: text
+        case .number(let number)?: String(Int64(number))
+        default: ""
+        }
+    }
+
+    static func describe(_ effect: Effect) -> String {
+        switch effect {
+        case .promptShown(let prompt): "prompt \(prompt.rawValue) shown"
+        case .statusChanged(let from, let to): "status \(from.rawValue) → \(to.rawValue)"
+        case .accuracyChanged(let from, let to): "accuracy \(from.rawValue) → \(to.rawValue)"
+        case .noEffect(let reason): "no effect (\(reason.rawValue))"
+        case .failed(let reason, let keys): "failed (\(reason.rawValue): \(keys.joined(separator: ", ")))"
+        case .eventDelivered(let delivered): delivered ? "event delivered" : "event not delivered"
+        case .reconciled(let from, let to): "reconciled \(from.rawValue) → \(to.rawValue)"
+        case .answerInferred(let prompt, let choice): "inferred: \(prompt.rawValue) answered \(choice.rawValue)"
+        case .answerCorrected(let prompt, let from, let to): "inferred answer corrected: \(prompt.rawValue) \(from.rawValue) → \(to.rawValue)"
+        }
+    }
+
+    static func json(_ value: JSONValue) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+    }
+}
+
+/// The filters of a page, from its query parameters.
+struct Filters {
+    var from: Date?
+    var to: Date?
+    var groupBy: [AnalyticsQuery.Dimension]
+    var fromText: String
+    var toText: String
+
+    init(_ request: Request) throws {
+        let parameters = request.uri.queryParameters
+        fromText = parameters.get("from") ?? ""
+        toText = parameters.get("to") ?? ""
+        from = try AnalyticsQuery.parseTime(fromText.isEmpty ? nil : fromText, "from")
+        to = try AnalyticsQuery.parseTime(toText.isEmpty ? nil : toText, "to")
+        let group = parameters.get("groupBy") ?? ""
+        groupBy = try AnalyticsQuery.parseGroupBy(group.isEmpty ? nil : group)
+    }
+}

@@ -1,0 +1,211 @@
+"""The dashboard (SPEC §8) in a real browser: Playwright driving Debian's headless Chromium
+against a live locgate server that Deploy/e2e starts. Screenshots go to LOCGATE_SCREENSHOTS
+(Deploy/e2e: .dashboard/; docs/screenshots/ holds a committed set).
+"""
+import json
+import os
+import urllib.request
+import uuid
+
+import pytest
+
+playwright = pytest.importorskip("playwright.sync_api")
+
+URL = os.environ["LOCGATE_E2E_URL"]
+TOKEN = os.environ["LOCGATE_E2E_ADMIN_TOKEN"]
+CHROMIUM = os.environ.get("LOCGATE_CHROMIUM", "/usr/bin/chromium")
+SHOTS = os.environ.get("LOCGATE_SCREENSHOTS", os.path.join(os.environ.get("LOCGATE_ROOT", "."), ".dashboard"))
+HOSTILE = "<script>alert(1)</script>"
+
+
+def call(method, path, key, body=None):
+    request = urllib.request.Request(
+        URL + path, method=method, data=json.dumps(body).encode() if body is not None else None,
+        headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read() or b"{}")
+
+
+def event(user, device, type_, data, day="2026-11-20", minute=0):
+    return {"id": str(uuid.uuid4()), "userId": user, "deviceId": device,
+            "occurredAt": f"{day}T10:{minute:02d}:00Z", "type": type_, "data": data}
+
+
+@pytest.fixture(scope="module")
+def population():
+    key = call("POST", "/v1/apps", TOKEN, {"name": "dashboard"})["apiKey"]
+    call("PUT", "/v1/features/nearby", key, {"requires": "whenInUse", "description": HOSTILE})
+    call("PUT", "/v1/features/trip-log", key, {"requires": "always", "services": ["visits"]})
+    flows = [
+        [("authorizationRequested", {"request": "whenInUse"}), ("promptResponded", {"choice": "allowWhileUsing"}),
+         ("authorizationRequested", {"request": "always"}), ("promptResponded", {"choice": "changeToAlwaysAllow"})],
+        [("authorizationRequested", {"request": "always"}), ("statusObserved", {"status": "authorizedAlways"})],
+        [("authorizationRequested", {"request": "whenInUse"}), ("promptResponded", {"choice": "dontAllow"}),
+         ("settingsChanged", {"authorization": "whileUsing"})],
+        [("authorizationRequested", {"request": "whenInUse"}), ("statusObserved", {"status": "authorizedWhenInUse"}),
+         ("appStateChanged", {"state": "background"}), ("statusObserved", {"status": "notDetermined"})],
+    ]
+    for index in range(24):
+        day = f"2026-11-{18 + index % 4}"
+        version = HOSTILE if index % 5 == 0 else f"4.{index % 3}"
+        platform = "macOS" if index % 4 == 2 else ["iOS", "iPadOS"][index % 2]
+        events = [event(f"user-{index}", "phone", "contextReported",
+                        {"platform": platform, "osVersion": "17.4", "appVersion": version,
+                         "usageDescriptions": ["NSLocationWhenInUseUsageDescription", "NSLocationAlwaysAndWhenInUseUsageDescription"]},
+                        day)]
+        for minute, (type_, data) in enumerate(flows[index % len(flows)]):
+            events.append(event(f"user-{index}", "phone", type_, data, day, minute + 1))
+        call("POST", "/v1/events", key, {"events": events})
+    other = call("POST", "/v1/apps", TOKEN, {"name": "other"})["apiKey"]
+    return key, other
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright.sync_playwright() as driver:
+        instance = driver.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        yield instance
+        instance.close()
+
+
+def sign_in(browser, key, width=1200):
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    requests, dialogs = [], []
+    page.on("request", lambda request: requests.append(request.url))
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    page.goto(URL + "/dashboard")
+    assert page.url.endswith("/dashboard/signin"), "nothing is visible without signing in"
+    page.fill("input[name=key]", key)
+    page.click("button[type=submit]")
+    page.wait_for_url(URL + "/dashboard")
+    return context, page, requests, dialogs
+
+
+def table(page, id_):
+    """The table's rows as lists of (text, data-value)."""
+    return page.eval_on_selector_all(
+        f"table#{id_} tbody tr",
+        "rows => rows.map(r => Array.from(r.cells).map(c => [c.textContent, c.getAttribute('data-value')]))")
+
+
+def headers(page, id_):
+    return page.eval_on_selector_all(f"table#{id_} thead th", "cells => cells.map(c => c.textContent)")
+
+
+PAGES = ["/dashboard", "/dashboard/prompts?groupBy=appVersion", "/dashboard/escalation", "/dashboard/settings",
+         "/dashboard/features", "/dashboard/users/user-3/devices/phone"]
+
+
+def test_every_page_renders_signed_in_with_nothing_from_outside(population, browser):
+    key, _ = population
+    context, page, requests, dialogs = sign_in(browser, key)
+    os.makedirs(SHOTS, exist_ok=True)
+    for path in PAGES:
+        response = page.goto(URL + path)
+        assert response.status == 200, path
+        assert page.query_selector("svg") is not None or "users/" in path, f"{path} draws a chart"
+        name = path.strip("/").split("?")[0].replace("/", "-") or "dashboard"
+        page.screenshot(path=os.path.join(SHOTS, f"{name}.png"), full_page=True)
+    assert all(url.startswith(URL) for url in requests), [url for url in requests if not url.startswith(URL)]
+    assert dialogs == [], "no script ran"
+    # Sign-out clears the cookie.
+    page.goto(URL + "/dashboard")
+    page.click("form.signout button")
+    page.wait_for_url(URL + "/dashboard/signin")
+    page.goto(URL + "/dashboard/prompts")
+    assert page.url.endswith("/dashboard/signin")
+    context.close()
+
+
+def test_numbers_equal_the_analytics_api(population, browser):
+    key, _ = population
+    context, page, _, _ = sign_in(browser, key)
+    for group in ["platform", "appVersion"]:
+        page.goto(URL + f"/dashboard/prompts?groupBy={group}&from=2026-11-19")
+        names = headers(page, "prompts")
+        rows = table(page, "prompts")
+        api = call("GET", f"/v1/analytics/prompts?groupBy={group}&from=2026-11-19", key)["rows"]
+        assert len(rows) == len(api)
+        for cells, expected in zip(rows, api):
+            shown = dict(zip(names, cells))
+            assert shown[group][0] == str(expected[group])
+            assert shown["prompt"][0] == expected["prompt"]
+            for field in ["shown", "answered", "inferred"]:
+                assert int(shown[field][1]) == expected[field], (group, field)
+            for field in ["grantRate", "alwaysRate"]:
+                if expected[field] is None:
+                    assert shown[field][1] == ""
+                else:
+                    assert float(shown[field][1]) == expected[field], (group, field)
+            for choice, count in expected["choices"].items():
+                assert int(shown[f"choice:{choice}"][1]) == count
+    page.goto(URL + "/dashboard")
+    statuses = {cells[0][0]: int(cells[1][1]) for cells in table(page, "statuses")}
+    api = {row["status"]: row["count"] for row in call("GET", "/v1/analytics/statuses", key)["rows"]}
+    assert statuses == api
+    page.goto(URL + "/dashboard/escalation")
+    escalation = dict(zip(headers(page, "escalations"), table(page, "escalations")[0]))
+    for field, value in call("GET", "/v1/analytics/escalations", key)["rows"][0].items():
+        assert int(escalation[field][1]) == value
+    # The CSV link of a table downloads the same numbers.
+    page.goto(URL + "/dashboard/prompts?groupBy=platform&from=2026-11-19")
+    href = page.get_attribute("p.csv a", "href")
+    csv = context.request.get(URL + href)
+    assert csv.status == 200 and csv.headers["content-type"].startswith("text/csv")
+    assert csv.text().splitlines()[0].startswith("platform,prompt,shown,answered,inferred")
+    context.close()
+
+
+def test_device_timeline_matches_history_and_marks_inferred_answers(population, browser):
+    key, other = population
+    context, page, _, _ = sign_in(browser, key)
+    page.goto(URL + "/dashboard")
+    page.fill("input[name=user]", "user-3")
+    page.fill("input[name=device]", "phone")
+    page.click("form[action='/dashboard/device'] button")
+    page.wait_for_url(URL + "/dashboard/users/user-3/devices/phone")
+    history = call("GET", "/v1/users/user-3/devices/phone/history", key)["entries"]
+    rows = table(page, "timeline")
+    assert [int(cells[0][1]) for cells in rows] == [entry["version"] for entry in history]
+    assert [cells[2][0] for cells in rows] == [entry["type"] for entry in history]
+    assert [cells[5][0] for cells in rows] == [f'{e["before"]["status"]} → {e["after"]["status"]}' for e in history]
+    effects = " ".join(cells[4][0] for cells in rows)
+    assert "inferred: whenInUse answered allowWhileUsing" in effects and "inferred answer corrected" in effects
+    # The state as of version 2.
+    page.goto(URL + "/dashboard/users/user-3/devices/phone?version=2")
+    state = {cells[0][0]: cells[1][0] for cells in table(page, "state")}
+    api = call("GET", "/v1/users/user-3/devices/phone/state?version=2", key)["state"]
+    assert state["status"] == api["status"] and state["pendingPrompt"] == api["pendingPrompt"]
+    context.close()
+    # Another app's key never shows this app's device.
+    context, page, _, _ = sign_in(browser, other)
+    page.goto(URL + "/dashboard/users/user-3/devices/phone")
+    assert table(page, "timeline") == [[["No data for these filters.", None]]]
+    context.close()
+
+
+def test_client_text_is_shown_as_text(population, browser):
+    key, _ = population
+    context, page, _, dialogs = sign_in(browser, key)
+    page.goto(URL + "/dashboard/prompts?groupBy=appVersion")
+    versions = [cells[0][0] for cells in table(page, "prompts")]
+    assert HOSTILE in versions, "the hostile app version is shown, as text"
+    assert page.query_selector("script") is None
+    page.goto(URL + "/dashboard/users/user-0/devices/phone")
+    assert HOSTILE in page.inner_text("table#timeline")
+    assert dialogs == []
+    context.close()
+
+
+def test_a_360_px_window_never_scrolls_sideways(population, browser):
+    key, _ = population
+    context, page, _, _ = sign_in(browser, key, width=360)
+    for path in PAGES + ["/dashboard/signin"]:
+        page.goto(URL + path)
+        overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        assert overflow <= 0, f"{path} scrolls {overflow} px sideways at 360 px"
+    page.goto(URL + "/dashboard/prompts?groupBy=appVersion")
+    os.makedirs(SHOTS, exist_ok=True)
+    page.screenshot(path=os.path.join(SHOTS, "prompts-360.png"), full_page=True)
+    context.close()
