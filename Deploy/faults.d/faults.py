@@ -43,7 +43,7 @@ class Servers:
             try:
                 if request("GET", port, "/healthz")[0] == 200:
                     return
-            except OSError:
+            except (OSError, http.client.HTTPException):
                 pass
             time.sleep(0.05)
         raise RuntimeError(f"server on {port} did not start")
@@ -273,6 +273,7 @@ def coherence_phase(args, key, ports):
                     stale += 1
                     break
                 time.sleep(0.01)
+            time.sleep(0.1)  # samples spread over the cuts
     finally:
         stop.set()
         thread.join()
