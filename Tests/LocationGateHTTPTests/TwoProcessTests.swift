@@ -69,7 +69,7 @@ struct TwoProcessTests {
         let configuration = try await TestDatabase.configuration()
         let url = try TestDatabase.serverConfiguration().connectionString
         let name = configuration.overrides["dbname"] ?? ""
-        let base = 20_000 + Int.random(in: 0..<20_000)
+        let base = 24_000 + Int.random(in: 0..<8_000)
         let first = try Server(port: base, databaseURL: url, databaseName: name)
         let second = try Server(port: base + 1, databaseURL: url, databaseName: name)
         defer {
@@ -137,7 +137,7 @@ struct TwoProcessTests {
         let configuration = try await TestDatabase.configuration()
         let url = try TestDatabase.serverConfiguration().connectionString
         let name = configuration.overrides["dbname"] ?? ""
-        let base = 20_000 + Int.random(in: 0..<20_000)
+        let base = 24_000 + Int.random(in: 0..<8_000)
         let first = try Server(port: base + 2, databaseURL: url, databaseName: name)
         let second = try Server(port: base + 3, databaseURL: url, databaseName: name)
         defer {
