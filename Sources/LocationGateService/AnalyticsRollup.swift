@@ -185,10 +185,12 @@ public final class AnalyticsRollup: Service, Sendable {
     }
 
     public func run() async throws {
-        try await cancelWhenGracefulShutdown {
+        await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 do {
                     try await self.catchUp()
+                } catch where Task.isCancelled {
+                    break  // shutting down
                 } catch {
                     self.logger.warning("analytics rollup failed; retrying", metadata: ["error": "\(String(reflecting: error))"])
                 }

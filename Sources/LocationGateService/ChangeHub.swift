@@ -115,10 +115,11 @@ public struct ChangeTicker: Service {
         self.hub = hub
     }
 
+    /// Returns (never throws) when the server shuts down gracefully.
     public func run() async throws {
-        try await cancelWhenGracefulShutdown {
+        await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
-                try await Task.sleep(for: .milliseconds(250))
+                try? await Task.sleep(for: .milliseconds(250))
                 hub.tick()
             }
         }
