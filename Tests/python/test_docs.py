@@ -24,7 +24,7 @@ def test_every_openapi_path_and_code_is_documented():
     api = read("docs/api.md")
     documented = {normalized(path) for path in re.findall(r"(/(?:v1|ofrep|healthz|readyz|metrics)[A-Za-z0-9/{}._-]*)", api)}
     for path in spec["paths"]:
-        assert normalized(path) in documented, f"{path} is not in docs/api.md"
+        assert any(matches(doc, normalized(path)) for doc in documented), f"{path} is not in docs/api.md"
     codes = spec["components"]["schemas"]["Error"]["properties"]["error"]["properties"]["code"]["enum"]
     for code in codes:
         assert f"`{code}`" in api, f"error code {code} is not in docs/api.md"
