@@ -139,8 +139,8 @@ struct StreamRoutes {
             let now = ContinuousClock.now
             if now - lastMessage >= inactivity { return true }
             ticks += 1
-            // Poll every second while the hints are not followed.
-            let polling = !service.coherence.isFollowing && ticks % 4 == 0
+            // Poll every half second while the hints are not followed.
+            let polling = !service.coherence.isFollowing && ticks % 2 == 0
             if !hints.subtracting(.tick).isEmpty || polling {
                 guard let current = try? await ofrep.bulkEvaluation(appID: appID, target: target) else { continue }
                 if current.etag != etag {

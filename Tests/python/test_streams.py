@@ -20,6 +20,7 @@ URL = os.environ["LOCGATE_E2E_URL"]
 URL2 = os.environ.get("LOCGATE_E2E_URL2", URL)
 TOKEN = os.environ["LOCGATE_E2E_ADMIN_TOKEN"]
 PID = int(os.environ.get("LOCGATE_E2E_PID", "0"))
+DATABASE = os.environ.get("LOCGATE_E2E_DATABASE")
 RESULTS = os.path.join(os.environ.get("LOCGATE_ROOT", "."), ".streams", "results.json")
 
 
@@ -79,6 +80,9 @@ class SSE:
         try:
             for raw in self.file:
                 line = raw.decode().rstrip("\r\n")
+                # The last chunk of a chunked body: the server ended the stream.
+                if line == "0" and data is None and message_id is None:
+                    break
                 # Chunked transfer encoding: skip the chunk-size lines.
                 if line and all(c in "0123456789abcdefABCDEF" for c in line) and data is None and message_id is None:
                     continue
@@ -151,6 +155,59 @@ def test_ofrep_event_stream_across_processes():
     record("ofrepDeliveryMs", {"p50": statistics.median(latencies), "p99": latencies[int(len(latencies) * 0.99) - 1],
                                "max": latencies[-1], "samples": len(latencies),
                                "fromSendP50": statistics.median(from_send), "fromSendMax": from_send[-1]})
+
+
+def test_ofrep_stream_closes_after_its_inactivity_delay():
+    key = new_app("inactive")
+    call("PUT", URL2, "/v1/features/nearby", key, {"requires": "whenInUse"})
+    _, _, bulk = call("POST", URL2, "/ofrep/v1/evaluate/flags", key, {"context": {"targetingKey": "idle"}})
+    delay = bulk["eventStreams"][0]["inactivityDelaySec"]
+    assert delay == 3, "Deploy/e2e starts the second server with --stream-inactivity 3"
+    reader = SSE(URL2, "/ofrep/v1/event-streams?targetingKey=idle", key)
+    assert reader.wait(1, 2)
+    opened = time.monotonic()
+    with reader.condition:
+        while not reader.closed and time.monotonic() - opened < delay + 3:
+            reader.condition.wait(0.1)
+    assert reader.closed and delay - 0.5 <= time.monotonic() - opened <= delay + 2, "closed after inactivityDelaySec"
+    reader.close()
+
+
+def test_streams_stay_correct_while_the_listen_connections_are_cut():
+    if not DATABASE:
+        pytest.skip("LOCGATE_E2E_DATABASE is not set")
+    import subprocess
+    key = new_app("cut-streams")
+    call("PUT", URL, "/v1/features/nearby", key, {"requires": "whenInUse"})
+    reader = SSE(URL, "/ofrep/v1/event-streams?targetingKey=cut&deviceId=d", key)
+    feed = SSE(URL, "/v1/changes", key)
+    assert reader.wait(1, 2)
+    stop = threading.Event()
+
+    def cutter():
+        url = os.environ["LOCGATE_DATABASE_URL"].rsplit("/", 1)[0] + "/" + DATABASE
+        while not stop.is_set():
+            subprocess.run(["psql", "-X", "-q", url, "-c",
+                            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'locgate-listen'"],
+                           capture_output=True)
+            stop.wait(0.3)
+
+    thread = threading.Thread(target=cutter)
+    thread.start()
+    try:
+        for round_ in range(15):
+            before = len(reader.messages)
+            # Alternating off and on: every append changes the evaluation (and so its ETag).
+            call("POST", URL2, "/v1/events", key, {"events": [event("cut", "d", round_ % 2 == 1)]})
+            assert reader.wait(before + 1, 1.5), f"round {round_}: no refetchEvaluation with the listeners cut"
+            time.sleep(0.1)
+        assert feed.wait(15, 3), "the change feed saw every event with the listeners cut"
+        assert [data["version"] for _, data, _ in feed.messages] == list(range(1, 16))
+    finally:
+        stop.set()
+        thread.join()
+        reader.close()
+        feed.close()
 
 
 def read_feed(key, start_headers, expected, timeout=10):
