@@ -6,12 +6,7 @@ import Testing
 struct AnalyticsTests {
     static func populate(_ api: APIClient, _ key: String) async throws {
         func device(_ id: String, _ platform: String, _ os: String, day: String, _ steps: [(String, String)]) async throws {
-            var events = [eventJSON("contextReported", #"{"platform": "\#(platform)", "osVersion": "\#(os)", "appVersion": "3.0"}"#, device: id, at: "\(day)T08:00:00Z")]
-            for (index, step) in steps.enumerated() {
-                events.append(eventJSON(step.0, step.1, device: id, at: "\(day)T09:\(String(format: "%02d", index)):00Z"))
-            }
-            let reply = try await api.append(key, events)
-            #expect(reply.status == .ok, "\(reply.text)")
+            try await Self.device(api, key, id, platform, os, day: day, steps)
         }
         let whenInUse = ("authorizationRequested", #"{"request": "whenInUse"}"#)
         let always = ("authorizationRequested", #"{"request": "always"}"#)
@@ -26,18 +21,25 @@ struct AnalyticsTests {
 
     static func rows(_ reply: Reply) -> [[String: Any]] { reply.json["rows"] as? [[String: Any]] ?? [] }
 
+    /// One device: its context at 08:00, then its steps a minute apart from 09:00.
+    static func device(
+        _ api: APIClient, _ key: String, _ id: String, _ platform: String, _ os: String, day: String, _ steps: [(String, String)]
+    ) async throws {
+        var events = [eventJSON("contextReported", #"{"platform": "\#(platform)", "osVersion": "\#(os)", "appVersion": "3.0"}"#, device: id, at: "\(day)T08:00:00Z")]
+        for (index, step) in steps.enumerated() {
+            events.append(eventJSON(step.0, step.1, device: id, at: "\(day)T09:\(String(format: "%02d", index)):00Z"))
+        }
+        let reply = try await api.append(key, events)
+        #expect(reply.status == .ok, "\(reply.text)")
+    }
+
     /// The same population reported as a real app reports it (O2): requests and the statuses
     /// the delegate then sees, never the button. D's second answer (Allow at alwaysSecond)
     /// changes nothing the app can see; F is observed notDetermined after its Allow While
     /// Using, which O2 corrects to Allow Once.
     static func populateObserved(_ api: APIClient, _ key: String) async throws {
         func device(_ id: String, _ platform: String, _ os: String, day: String, _ steps: [(String, String)]) async throws {
-            var events = [eventJSON("contextReported", #"{"platform": "\#(platform)", "osVersion": "\#(os)", "appVersion": "3.0"}"#, device: id, at: "\(day)T08:00:00Z")]
-            for (index, step) in steps.enumerated() {
-                events.append(eventJSON(step.0, step.1, device: id, at: "\(day)T09:\(String(format: "%02d", index)):00Z"))
-            }
-            let reply = try await api.append(key, events)
-            #expect(reply.status == .ok, "\(reply.text)")
+            try await Self.device(api, key, id, platform, os, day: day, steps)
         }
         let whenInUse = ("authorizationRequested", #"{"request": "whenInUse"}"#)
         let always = ("authorizationRequested", #"{"request": "always"}"#)

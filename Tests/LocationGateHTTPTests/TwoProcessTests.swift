@@ -11,61 +11,20 @@ import FoundationNetworking
 /// shows within 100 ms (LISTEN/NOTIFY, SPEC "kept coherent across several server processes").
 @Suite("Two server processes stay coherent")
 struct TwoProcessTests {
-    /// The `locgate` binary that `swift build --build-tests` made beside the test bundle.
-    static var binary: URL {
-        if let path = ProcessInfo.processInfo.environment["LOCGATE_BINARY"] { return URL(fileURLWithPath: path) }
-        return Bundle.main.bundleURL.appendingPathComponent("locgate")
-    }
-
-    final class Server: @unchecked Sendable {
-        let process = Process()
-        let port: Int
-
-        init(port: Int, databaseURL: String, databaseName: String) throws {
-            self.port = port
-            process.executableURL = TwoProcessTests.binary
-            process.arguments = ["serve", "--port", String(port), "--database-url", databaseURL, "--database-name", databaseName,
-                                 "--log-level", "warning"]
-            var environment = ProcessInfo.processInfo.environment
-            environment["LOCGATE_ADMIN_TOKEN"] = "two-process-admin"
-            process.environment = environment
-            process.standardOutput = FileHandle.nullDevice
-            try process.run()
-        }
-
-        func stop() {
-            if process.isRunning {
-                process.terminate()
-                process.waitUntilExit()
-            }
-        }
-    }
+    typealias Server = LocgateServer
+    static let admin = LocgateServer.adminToken
 
     static func request(_ method: String, _ port: Int, _ path: String, key: String? = nil, json: String? = nil) async throws -> (Int, [String: Any]) {
-        guard let url = URL(string: "http://127.0.0.1:\(port)\(path)") else { return (0, [:]) }
-        var request = URLRequest(url: url)
-        request.httpMethod = method
-        if let key { request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization") }
-        if let json {
-            request.httpBody = Data(json.utf8)
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        }
-        let (data, response) = try await URLSession.shared.data(for: request)
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-        return (status, (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:])
+        try await LocgateServer.request(method, port, path, key: key, json: json)
     }
 
     static func waitReady(_ port: Int) async throws {
-        for _ in 0..<200 {
-            if let (status, _) = try? await request("GET", port, "/readyz"), status == 200 { return }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        Issue.record("server on port \(port) did not become ready")
+        if await !LocgateServer.waitReady(port) { Issue.record("server on port \(port) did not become ready") }
     }
 
     @Test("An append through one process is in the other's gate within 100 ms")
     func coherence() async throws {
-        #expect(FileManager.default.isExecutableFile(atPath: Self.binary.path), "build locgate first: \(Self.binary.path)")
+        #expect(FileManager.default.isExecutableFile(atPath: LocgateServer.binary.path), "build locgate first: \(LocgateServer.binary.path)")
         let configuration = try await TestDatabase.configuration()
         let url = try TestDatabase.serverConfiguration().connectionString
         let name = configuration.overrides["dbname"] ?? ""
@@ -79,7 +38,7 @@ struct TwoProcessTests {
         try await Self.waitReady(first.port)
         try await Self.waitReady(second.port)
 
-        let (_, app) = try await Self.request("POST", first.port, "/v1/apps", key: "two-process-admin", json: #"{"name": "two"}"#)
+        let (_, app) = try await Self.request("POST", first.port, "/v1/apps", key: Self.admin, json: #"{"name": "two"}"#)
         let key = app["apiKey"] as? String ?? ""
         let (created, _) = try await Self.request("PUT", first.port, "/v1/features/nearby", key: key, json: #"{"requires": "whenInUse"}"#)
         #expect(created == 201)
@@ -133,7 +92,7 @@ struct TwoProcessTests {
 
     @Test("LISTEN connections terminated again and again: gates, features and revoked keys still converge within 1 s")
     func listenerCut() async throws {
-        #expect(FileManager.default.isExecutableFile(atPath: Self.binary.path), "build locgate first: \(Self.binary.path)")
+        #expect(FileManager.default.isExecutableFile(atPath: LocgateServer.binary.path), "build locgate first: \(LocgateServer.binary.path)")
         let configuration = try await TestDatabase.configuration()
         let url = try TestDatabase.serverConfiguration().connectionString
         let name = configuration.overrides["dbname"] ?? ""
@@ -146,7 +105,7 @@ struct TwoProcessTests {
         }
         try await Self.waitReady(first.port)
         try await Self.waitReady(second.port)
-        let (_, app) = try await Self.request("POST", first.port, "/v1/apps", key: "two-process-admin", json: #"{"name": "cut"}"#)
+        let (_, app) = try await Self.request("POST", first.port, "/v1/apps", key: Self.admin, json: #"{"name": "cut"}"#)
         let key = app["apiKey"] as? String ?? ""
         _ = try await Self.request("PUT", first.port, "/v1/features/nearby", key: key, json: #"{"requires": "whenInUse"}"#)
 

@@ -1,24 +1,24 @@
 import Foundation
-import Testing
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 
-/// A `locgate serve` process on the test database, started as `TwoProcessTests` starts them.
-final class LocgateServer: @unchecked Sendable {
-    static let adminToken = "client-e2e-admin"
+/// A real `locgate serve` process on the test database, for the tests that need processes
+/// (two servers on one database, a server killed under a client).
+public final class LocgateServer: @unchecked Sendable {
+    public static let adminToken = "test-process-admin"
 
     /// The `locgate` binary that `swift build --build-tests` made beside the test bundle.
-    static var binary: URL {
+    public static var binary: URL {
         if let path = ProcessInfo.processInfo.environment["LOCGATE_BINARY"] { return URL(fileURLWithPath: path) }
         return Bundle.main.bundleURL.appendingPathComponent("locgate")
     }
 
-    let process = Process()
-    let port: Int
+    public let process = Process()
+    public let port: Int
 
-    init(port: Int, databaseURL: String, databaseName: String) throws {
+    public init(port: Int, databaseURL: String, databaseName: String) throws {
         self.port = port
         process.executableURL = Self.binary
         process.arguments = [
@@ -33,20 +33,20 @@ final class LocgateServer: @unchecked Sendable {
     }
 
     /// SIGKILL: no draining, no goodbye, as a crash or an out-of-memory kill.
-    func crash() {
+    public func crash() {
         guard process.isRunning else { return }
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }
 
-    func stop() {
+    public func stop() {
         if process.isRunning {
             process.terminate()
             process.waitUntilExit()
         }
     }
 
-    static func request(_ method: String, _ port: Int, _ path: String, key: String? = nil, json: String? = nil) async throws -> (Int, [String: Any]) {
+    public static func request(_ method: String, _ port: Int, _ path: String, key: String? = nil, json: String? = nil) async throws -> (Int, [String: Any]) {
         guard let url = URL(string: "http://127.0.0.1:\(port)\(path)") else { return (0, [:]) }
         var request = URLRequest(url: url)
         request.httpMethod = method
@@ -61,7 +61,7 @@ final class LocgateServer: @unchecked Sendable {
     }
 
     /// Whether `/readyz` answered 200 within 10 s.
-    static func waitReady(_ port: Int) async -> Bool {
+    public static func waitReady(_ port: Int) async -> Bool {
         for _ in 0..<200 {
             if let (status, _) = try? await request("GET", port, "/readyz"), status == 200 { return true }
             try? await Task.sleep(for: .milliseconds(50))
