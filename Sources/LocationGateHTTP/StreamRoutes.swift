@@ -45,7 +45,7 @@ struct StreamRoutes {
         } else {
             start = try await call { try await self.service.feedHead() }
         }
-        if let refused = streams.open(identity.appID) { throw APIError(refused) }
+        if let refused = streams.open(identity.appID) { throw APIError(refused, retryAfter: 1) }
         let service = self.service
         let appID = identity.appID
         return ServerSentEvents.response(registry: streams, appID: appID) { sink in
@@ -105,7 +105,7 @@ struct StreamRoutes {
         if let device, !EventSubmission.isValidIdentifier(device) {
             return try OFREPError.response(.badRequest, key: nil, code: "INVALID_CONTEXT", details: "deviceId must be 1 to 128 characters of A-Z a-z 0-9 . _ : @ -")
         }
-        if let refused = streams.open(identity.appID) { throw APIError(refused) }
+        if let refused = streams.open(identity.appID) { throw APIError(refused, retryAfter: 1) }
         let target = OFREPRoutes.Target(userID: user, deviceID: device)
         let ofrep = self.ofrep
         let service = self.service
