@@ -145,21 +145,14 @@ extension DeviceContext {
         #endif
     }
 
-    /// SPEC §1: `appVersion` is 1 to 64 bytes with no control characters.
+    /// SPEC §1: `appVersion` is 1 to 64 bytes with no control characters (the server's own check).
     private static func isReportableVersion(_ version: String) -> Bool {
-        (1...64).contains(version.utf8.count) && !version.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
+        (try? ClientText.check(version, field: "appVersion", bytes: 1...64)) != nil
     }
 
+    /// SPEC §1: keys are 1 to 128 bytes of `[A-Za-z0-9._-]` (the server's own check).
     private static func isReportableKey(_ key: String) -> Bool {
-        (1...128).contains(key.utf8.count) && key.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
-                true
-            default:
-                false
-            }
-        }
+        (try? ClientText.checkKey(key, field: "key")) != nil
     }
 }
 #endif
