@@ -123,12 +123,21 @@ final class GroupCommitter: Sendable {
         var error: EventLogError
     }
 
+    /// Appends the group and answers every request of it.
+    private func commit(_ group: [Request]) async {
+        for (request, outcome) in zip(group, await append(group)) {
+            request.continuation.resume(with: outcome)
+        }
+    }
+
     /// Appends the group in one transaction. When a request's event is refused (a version
     /// conflict, a rule), the transaction is rolled back, that request alone fails, and the
     /// others are appended again in a new one; refusals are rare, so the common case pays for
     /// no savepoints. A unique violation (a retry racing another group with the same event id)
-    /// is retried too: the next attempt answers it as a duplicate.
-    private func commit(_ group: [Request]) async {
+    /// is retried too: the next attempt answers it as a duplicate. When the database refuses
+    /// a group of several for another reason that is not an outage, each request is appended
+    /// on its own (a group of one), so that the one at fault fails alone.
+    private func append(_ group: [Request]) async -> [Result<CommittedAppend, any Error>] {
         var outcomes = [Result<CommittedAppend, any Error>?](repeating: nil, count: group.count)
         var pending = Array(group.indices)
         var races = 0
@@ -150,7 +159,7 @@ final class GroupCommitter: Sendable {
                 // Something of one request (data the database refused, a defect) failed the
                 // whole group: find it by appending each request on its own.
                 isolations.increment()
-                for index in pending { outcomes[index] = await commitAlone(group[index]) }
+                for index in pending { outcomes[index] = await append([group[index]])[0] }
                 pending = []
             } catch {
                 // The transaction failed: nothing of what is pending is stored.
@@ -158,29 +167,7 @@ final class GroupCommitter: Sendable {
                 pending = []
             }
         }
-        for (request, outcome) in zip(group, outcomes) {
-            request.continuation.resume(with: outcome ?? .failure(PostgresError(.server, message: "request not appended")))
-        }
-    }
-
-    /// One request in a transaction of its own, after its group failed.
-    private func commitAlone(_ request: Request) async -> Result<CommittedAppend, any Error> {
-        let requests = [(request.appID, request.events, request.decoded)]
-        var races = 0
-        while true {
-            do {
-                let committed = try await pool.withConnection { connection in
-                    try connection.transaction { connection in try Self.appendAll(requests, on: connection) }
-                }
-                return .success(committed[0])
-            } catch let refused as Refused {
-                return .failure(refused.error)
-            } catch where Self.isUniqueRace(error) && races < 2 {
-                races += 1
-            } catch {
-                return .failure(error)
-            }
-        }
+        return outcomes.map { $0 ?? .failure(PostgresError(.server, message: "request not appended")) }
     }
 
     /// A retry of an event id raced another group: appending again answers it as a duplicate.
