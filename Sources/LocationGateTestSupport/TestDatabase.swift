@@ -65,9 +65,12 @@ public enum TestDatabase {
         return configuration
     }
 
-    /// A pool on the shared test database.
+    /// A pool on the shared test database. Its callers wait for a connection up to 60 s, not
+    /// the production 2 s: tests that fire hundreds of requests at a few connections check what
+    /// the requests do, not how fast a loaded test machine serves them (the overload tests build
+    /// pools with short waits of their own).
     public static func pool(size: Int = 4) async throws -> PostgresConnectionPool {
-        PostgresConnectionPool(configuration: try await configuration(), size: size, logger: logger)
+        PostgresConnectionPool(configuration: try await configuration(), size: size, waitTimeout: .seconds(60), logger: logger)
     }
 
     /// Registers an app so that streams may reference it, and returns its id.
