@@ -138,8 +138,10 @@ struct InferredAnswerTests {
         var explicitAnswers = 0, explicitGrants = 0
 
         /// Choices an observation reveals: O2's unobservable answers, Allow Once at the whenInUse
-        /// prompt (it looks like Allow While Using until it expires), and answers given while a
-        /// restriction or Location Services off hide the status are left out.
+        /// prompt (it looks like Allow While Using until it expires), answers given while a
+        /// restriction or Location Services off hide the status, and a full-accuracy answer while
+        /// the app holds no grant (Allow Once expired under the prompt: accuracy means nothing
+        /// to an app without a grant, and O2's table has no row for it) are left out.
         static func observable(_ prompt: Prompt, _ choice: PromptChoice) -> Bool {
             switch (prompt, choice) {
             case (.alwaysUpgrade, .keepOnlyWhileUsing), (.alwaysSecond, .changeToAlwaysAllow), (.fullAccuracy, .keepReducedAccuracy),
@@ -160,6 +162,7 @@ struct InferredAnswerTests {
                 if case .promptResponded = event {
                     // A restriction or Location Services off hide the status the answer makes.
                     guard let prompt = state.pendingPrompt, !state.restricted, state.locationServicesEnabled else { continue }
+                    if prompt == .fullAccuracy && ![.authorizedWhenInUse, .authorizedAlways].contains(state.status) { continue }
                     let choices = prompt.offeredChoices(in: state.context).filter { Self.observable(prompt, $0) }
                     guard !choices.isEmpty else { continue }
                     event = .promptResponded(choices[number % choices.count])
