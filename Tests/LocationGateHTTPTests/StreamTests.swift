@@ -10,8 +10,25 @@ import Testing
 @testable import LocationGateHTTP
 
 /// The change feed's producer on its own (the live streams run in Deploy/e2e's pytest).
-@Suite("Push streams: the change feed's producer")
+///
+/// The feed reads below the cluster's oldest running transaction, and the tests share one
+/// cluster: another test's long write transaction makes the events unreadable for a while. A
+/// ticker wakes the producer as `ChangeTicker` does in a server, so it polls again instead of
+/// waiting for a hint that already came; the time limit turns any other wait into a failure.
+@Suite("Push streams: the change feed's producer", .timeLimit(.minutes(2)))
 struct StreamTests {
+    /// Runs `body` with the hub ticking every 50 ms.
+    static func ticking<T>(_ service: GateService, _ body: () async throws -> T) async rethrows -> T {
+        let ticker = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(50))
+                service.changes.tick()
+            }
+        }
+        defer { ticker.cancel() }
+        return try await body()
+    }
+
     static func populate(_ service: GateService, _ appID: UUID, devices: Int) async throws {
         let events = (0..<devices).flatMap { device in
             (0..<3).map { step in
@@ -30,8 +47,10 @@ struct StreamTests {
         let appID = try await TestDatabase.makeApp(pool)
         try await Self.populate(service, appID, devices: 100)
         let (buffers, continuation) = AsyncStream<ByteBuffer>.makeStream(bufferingPolicy: .bufferingOldest(10))
-        let kept = await StreamRoutes.produceChanges(
-            service: service, appID: appID, from: .start, to: ServerSentEvents.Sink(continuation: continuation))
+        let kept = await Self.ticking(service) {
+            await StreamRoutes.produceChanges(
+                service: service, appID: appID, from: .start, to: ServerSentEvents.Sink(continuation: continuation))
+        }
         #expect(!kept)
         continuation.finish()
         var buffered = 0
@@ -53,13 +72,14 @@ struct StreamTests {
                 await StreamRoutes.produceChanges(service: service, appID: appID, from: start, to: ServerSentEvents.Sink(continuation: continuation))
             }
             var messages: [String] = []
-            for await buffer in buffers {
-                messages.append(String(buffer: buffer))
-                if messages.count == count { break }
+            await Self.ticking(service) {
+                for await buffer in buffers {
+                    messages.append(String(buffer: buffer))
+                    if messages.count == count { break }
+                }
+                producer.cancel()
+                _ = await producer.value  // a tick wakes it to see the cancellation
             }
-            producer.cancel()
-            service.changes.tick()  // wakes the producer so that it sees the cancellation
-            _ = await producer.value
             return messages
         }
         let all = try await read(from: .start, expecting: 120)
