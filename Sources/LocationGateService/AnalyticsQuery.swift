@@ -203,10 +203,14 @@ public struct AnalyticsQuery: Sendable {
         guard columns.count == groupBy.count else {
             throw ServiceError(.invalidRequest, "statuses are the current distribution: group them by platform, osMajor or appVersion")
         }
-        let select = (columns.map { "\($0)::text" } + ["status", "count(*)"]).joined(separator: ", ")
+        let select = (columns.map { "\($0)::text" } + ["status", "sum(devices)::bigint"]).joined(separator: ", ")
         let group = (columns + ["status"]).joined(separator: ", ")
+        // The maintained counts (a row per distinct state and lane), not every device's row.
         let rows = try connection.query(
-            "SELECT \(unescaped: select) FROM device_states WHERE app_id = \(appID) GROUP BY \(unescaped: group) ORDER BY \(unescaped: group)")
+            """
+            SELECT \(unescaped: select) FROM device_counts WHERE app_id = \(appID)
+            GROUP BY \(unescaped: group) HAVING sum(devices) <> 0 ORDER BY \(unescaped: group)
+            """)
         return try rows.map { row in
             let values = try groupBy.indices.map { index throws -> JSONValue in
                 let text: String = try row.decode(index)

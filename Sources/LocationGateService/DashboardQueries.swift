@@ -28,14 +28,14 @@ public struct DeviceTimeline: Sendable {
 
 extension GateService {
     /// Coverage of every feature of the app, from the projection. Devices in the same state
-    /// are decided once: the query groups the app's rows by state, so its cost grows with the
-    /// app's devices, and the decisions with its distinct states (a few hundred).
+    /// are decided once: `device_counts` holds a row per distinct state (and lane), so the cost
+    /// grows with the app's distinct states (a few thousand at most), not with its devices.
     public func featureCoverage(appID: UUID) async throws(ServiceError) -> [FeatureCoverage] {
         let features = try await catalog(appID)
         let groups = try await database {
             try await pool.withConnection { connection in
                 try connection.query(
-                    "SELECT state::text, count(*) FROM device_states WHERE app_id = \(appID) GROUP BY 1")
+                    "SELECT state::text, sum(devices)::bigint FROM device_counts WHERE app_id = \(appID) GROUP BY 1 HAVING sum(devices) <> 0")
                     .map { row -> (String, Int64) in (try row.decode(0), try row.decode(1)) }
             }
         }

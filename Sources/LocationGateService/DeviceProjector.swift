@@ -51,6 +51,7 @@ final class DeviceProjector: AppendProjector {
             outcomes.append(streamOutcomes)
         }
         try DeviceStateStore.save(appID: appID, written, on: connection)
+        try DeviceStateStore.count(appID: appID, written, replacing: current, on: connection)
         projected.withLock { $0 = (written.map { ($0.key, $0.version, $0.state) }, outcomesByIndex) }
         return outcomes
     }
@@ -133,6 +134,47 @@ public enum DeviceStateStore {
                 provisional = excluded.provisional, platform = excluded.platform, os_major = excluded.os_major,
                 app_version = excluded.app_version, milestones = excluded.milestones, updated_at = now()
             WHERE device_states.version <= excluded.version
+            """)
+    }
+
+    /// Moves the devices of `devices` from their old states' counts to their new ones in
+    /// `device_counts`, in the append transaction. Rows go in the state's text order and in
+    /// this backend's lane, so concurrent appends neither wait on each other nor deadlock.
+    static func count(appID: UUID, _ devices: [Row], replacing previous: [StreamKey: Row], on connection: PostgresConnection) throws {
+        var deltas: [String: (count: Int64, state: DeviceState)] = [:]
+        for device in devices {
+            let old = previous[device.key]?.state
+            guard old != device.state else { continue }
+            if let old { deltas[old.storedJSON, default: (0, old)].count -= 1 }
+            deltas[device.state.storedJSON, default: (0, device.state)].count += 1
+        }
+        let rows = deltas.filter { $0.value.count != 0 }.sorted { $0.key < $1.key }
+        guard !rows.isEmpty else { return }
+        let states = rows.map(\.value.state)
+        try connection.query(
+            """
+            INSERT INTO device_counts (app_id, lane, state, status, platform, os_major, app_version, devices)
+            SELECT \(appID), (pg_backend_pid() % 16)::smallint, s, st, pl, om, av, c
+            FROM unnest(\(PostgresArray(json: rows.map(\.key))), \(PostgresArray(states.map { $0.status.rawValue })),
+                        \(PostgresArray(states.map { $0.context.platform?.rawValue }, typeOID: PostgresType.textArray)),
+                        \(PostgresArray(states.map { $0.context.osVersion.map { String($0.major) } }, typeOID: PostgresType.int8Array)),
+                        \(PostgresArray(states.map { $0.context.appVersion }, typeOID: PostgresType.textArray)),
+                        \(PostgresArray(rows.map(\.value.count))))
+                WITH ORDINALITY AS n(s, st, pl, om, av, c, i)
+            ORDER BY i
+            ON CONFLICT (app_id, lane, state) DO UPDATE SET devices = device_counts.devices + excluded.devices
+            """)
+    }
+
+    /// Counts the app's devices again from `device_states` (after a rebuild has rewritten them).
+    static func recount(appID: UUID?, on connection: PostgresConnection) throws {
+        try connection.query("DELETE FROM device_counts WHERE \(appID?.uuidString)::uuid IS NULL OR app_id = \(appID?.uuidString)::uuid")
+        try connection.query(
+            """
+            INSERT INTO device_counts (app_id, lane, state, status, platform, os_major, app_version, devices)
+            SELECT app_id, 0, state, min(status), min(platform), min(os_major), min(app_version), count(*)
+            FROM device_states WHERE \(appID?.uuidString)::uuid IS NULL OR app_id = \(appID?.uuidString)::uuid
+            GROUP BY app_id, state
             """)
     }
 }

@@ -85,6 +85,7 @@ public struct Replay: Sendable {
                     try DeviceStateStore.save(appID: appID, Array(devices[start..<min(start + 2000, devices.count)]), on: connection)
                 }
             }
+            try DeviceStateStore.recount(appID: appID, on: connection)
             if let appID {
                 try connection.query("DELETE FROM analytics_rollups WHERE app_id = \(appID)")
                 try connection.query("DELETE FROM analytics_totals WHERE app_id = \(appID)")
@@ -146,6 +147,18 @@ public struct Replay: Sendable {
         }
         if totals > 0 {
             differences.append(Difference(subject: "analytics_totals", detail: "\(totals) totals differ from the daily counters summed"))
+        }
+        // The maintained device counts must be device_states counted.
+        let counts = try await pool.withConnection { [appID] connection in
+            try connection.query(
+                """
+                SELECT count(*) FROM (SELECT app_id, state, sum(devices) AS n FROM device_counts GROUP BY 1, 2 HAVING sum(devices) <> 0) c
+                FULL JOIN (SELECT app_id, state, count(*) AS n FROM device_states GROUP BY 1, 2) d USING (app_id, state)
+                WHERE c.n IS DISTINCT FROM d.n AND (\(appID?.uuidString)::uuid IS NULL OR app_id = \(appID?.uuidString)::uuid)
+                """).first?.decode(0, as: Int64.self) ?? 0
+        }
+        if counts > 0 {
+            differences.append(Difference(subject: "device_counts", detail: "\(counts) states counted differently from device_states"))
         }
         return differences
     }

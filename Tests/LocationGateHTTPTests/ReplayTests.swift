@@ -50,11 +50,19 @@ struct ReplayTests {
             WHERE app_id = \(appID) AND user_id = 'user-0' AND device_id = 'device-0'
             """)
         let differences = try await replay.verify()
-        #expect(differences.count == 1 && differences.first?.subject.hasSuffix("/user-0/device-0") == true)
+        // The device, and the maintained counts that no longer count device_states.
+        #expect(differences.count == 2 && differences.first?.subject.hasSuffix("/user-0/device-0") == true)
+        #expect(differences.last?.subject == "device_counts", "\(differences)")
         let diff = try await replay.diff()
         #expect(diff.devices == 300 && diff.devicesChanged == 1)
         #expect(diff.changes.keys.allSatisfy { $0.contains(": denied -> ") }, "\(diff.changes)")
         #expect(diff.samples.first?.contains("/user-0/device-0") == true)
+        _ = try await replay.rebuild()
+        #expect(try await replay.verify().isEmpty)
+
+        // A count off by one alone is found, and a rebuild counts again.
+        try await pool.query("UPDATE device_counts SET devices = devices + 1 WHERE app_id = \(appID) AND lane = 0 AND devices > 0")
+        #expect(try await replay.verify().map(\.subject) == ["device_counts"])
         _ = try await replay.rebuild()
         #expect(try await replay.verify().isEmpty)
         await pool.close()
