@@ -118,14 +118,16 @@ public final class AnalyticsRollup: Service, Sendable {
 
     /// Counts everything readable now; returns the events counted.
     ///
-    /// With `waitForInFlightCommits`, it first waits (up to two seconds) until every transaction
+    /// With `waitForInFlightCommits`, it first waits (up to `patience`) until every transaction
     /// running at the call has finished, so that every append acknowledged before the call is
-    /// readable in global order and counted: analytics read their writes.
+    /// readable in global order and counted: analytics read their writes. `patience` also
+    /// bounds how long it keeps trying for the rollup's lock before answering with what is
+    /// counted: two seconds for a request, longer for `verify`, which must count everything.
     @discardableResult
-    public func catchUp(pageSize: Int = 5000, waitForInFlightCommits: Bool = false) async throws -> Int {
+    public func catchUp(pageSize: Int = 5000, waitForInFlightCommits: Bool = false, patience: Duration = .seconds(2)) async throws -> Int {
         if waitForInFlightCommits {
             let target = try await pool.query("SELECT pg_snapshot_xmax(pg_current_snapshot())::text").first?.decode(0, as: String.self) ?? "0"
-            let deadline = ContinuousClock.now + .seconds(2)
+            let deadline = ContinuousClock.now + patience
             while ContinuousClock.now < deadline {
                 let passed = try await pool.query(
                     "SELECT pg_snapshot_xmin(pg_current_snapshot()) >= \(target)::xid8").first?.decode(0, as: Bool.self) ?? true
@@ -137,7 +139,7 @@ public final class AnalyticsRollup: Service, Sendable {
         // The lock is tried, never waited for on a pooled connection: a `replay` holds it for
         // minutes, and waiting inside the pool would park every connection behind it. Another
         // holder (a second server's rollup, a replay) is counting the same events anyway.
-        let deadline = ContinuousClock.now + lockPatience
+        let deadline = ContinuousClock.now + patience
         while true {
             let counted = try await pool.transaction { connection in
                 try Self.countPage(pageSize: pageSize, on: connection)
@@ -151,10 +153,6 @@ public final class AnalyticsRollup: Service, Sendable {
             if counted < pageSize { return total }
         }
     }
-
-    /// How long `catchUp` keeps trying for the rollup's lock before answering with what is
-    /// counted.
-    public var lockPatience: Duration { .seconds(2) }
 
     /// Counts one page; nil when another holder has the lock (unless `locked`, when the caller
     /// already holds it).

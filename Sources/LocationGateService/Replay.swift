@@ -107,7 +107,9 @@ public struct Replay: Sendable {
 
     /// Compares the stored projections with a recomputation; empty when they agree.
     public func verify(progress: @escaping @Sendable (Int) -> Void = { _ in }) async throws -> [Difference] {
-        try await AnalyticsRollup(pool: pool, logger: logger).catchUp()
+        // Every append acknowledged before the call counted first (a transaction elsewhere in
+        // the cluster can keep them out of global order for a while), then the recomputation.
+        try await AnalyticsRollup(pool: pool, logger: logger).catchUp(waitForInFlightCommits: true, patience: .seconds(60))
         let projection = try await recompute(progress: progress)
         var differences = projection.rejected.map { Difference(subject: "\($0.0) v\($0.1)", detail: "rejected by the current rules: \($0.2)") }
         let stored = try await storedDevices()
