@@ -73,6 +73,29 @@ public struct RollupCounts: Sendable {
                 DO UPDATE SET count = analytics_rollups.count + excluded.count
                 """)
         }
+        // The same counters by day alone, for queries grouped by day or week and nothing else.
+        var days: [RollupKey: Int64] = [:]
+        for (key, count) in counts {
+            var daily = key
+            daily.platform = ""
+            daily.osMajor = 0
+            daily.appVersion = ""
+            days[daily, default: 0] += count
+        }
+        let dayRows = Self.sorted(days)
+        for chunk in stride(from: 0, to: dayRows.count, by: 5000).map({ dayRows[$0..<min($0 + 5000, dayRows.count)] }) {
+            try connection.query(
+                """
+                INSERT INTO analytics_days (app_id, day, metric, key, count)
+                SELECT a::uuid, d::date, m, k, c
+                FROM unnest(\(PostgresArray(chunk.map { $0.key.appID.lowercasedText })), \(PostgresArray(chunk.map { $0.key.day })),
+                            \(PostgresArray(chunk.map { $0.key.metric })), \(PostgresArray(chunk.map { $0.key.key })),
+                            \(PostgresArray(chunk.map { $0.value })))
+                    WITH ORDINALITY AS r(a, d, m, k, c, n)
+                ORDER BY n
+                ON CONFLICT (app_id, metric, day, key) DO UPDATE SET count = analytics_days.count + excluded.count
+                """)
+        }
         // The same counters without the day, for queries over all time.
         var totals: [RollupKey: Int64] = [:]
         for (key, count) in counts {

@@ -138,8 +138,9 @@ public enum DeviceStateStore {
     }
 
     /// Moves the devices of `devices` from their old states' counts to their new ones in
-    /// `device_counts`, in the append transaction. Rows go in the state's text order and in
-    /// this backend's lane, so concurrent appends neither wait on each other nor deadlock.
+    /// `device_counts` (adding a state never seen before to `device_state_kinds`), in the
+    /// append transaction. Rows go in the state's text order and in this backend's lane, so
+    /// concurrent appends neither wait on each other's counters nor deadlock.
     static func count(appID: UUID, _ devices: [Row], replacing previous: [StreamKey: Row], on connection: PostgresConnection) throws {
         var deltas: [String: (count: Int64, state: DeviceState)] = [:]
         for device in devices {
@@ -153,16 +154,20 @@ public enum DeviceStateStore {
         let states = rows.map(\.value.state)
         try connection.query(
             """
-            INSERT INTO device_counts (app_id, lane, state, status, platform, os_major, app_version, devices)
-            SELECT \(appID), (pg_backend_pid() % 16)::smallint, s, st, pl, om, av, c
-            FROM unnest(\(PostgresArray(json: rows.map(\.key))), \(PostgresArray(states.map { $0.status.rawValue })),
-                        \(PostgresArray(states.map { $0.context.platform?.rawValue }, typeOID: PostgresType.textArray)),
-                        \(PostgresArray(states.map { $0.context.osVersion.map { String($0.major) } }, typeOID: PostgresType.int8Array)),
-                        \(PostgresArray(states.map { $0.context.appVersion }, typeOID: PostgresType.textArray)),
-                        \(PostgresArray(rows.map(\.value.count))))
-                WITH ORDINALITY AS n(s, st, pl, om, av, c, i)
-            ORDER BY i
-            ON CONFLICT (app_id, lane, state) DO UPDATE SET devices = device_counts.devices + excluded.devices
+            WITH n AS (
+                SELECT s, hashtextextended(s::text, 0) AS id, st, pl, om, av, c, i
+                FROM unnest(\(PostgresArray(json: rows.map(\.key))), \(PostgresArray(states.map { $0.status.rawValue })),
+                            \(PostgresArray(states.map { $0.context.platform?.rawValue }, typeOID: PostgresType.textArray)),
+                            \(PostgresArray(states.map { $0.context.osVersion.map { String($0.major) } }, typeOID: PostgresType.int8Array)),
+                            \(PostgresArray(states.map { $0.context.appVersion }, typeOID: PostgresType.textArray)),
+                            \(PostgresArray(rows.map(\.value.count))))
+                    WITH ORDINALITY AS n(s, st, pl, om, av, c, i)),
+            kinds AS (
+                INSERT INTO device_state_kinds (state_id, state)
+                SELECT id, s FROM n WHERE c > 0 ORDER BY i ON CONFLICT (state_id) DO NOTHING)
+            INSERT INTO device_counts (app_id, lane, state_id, status, platform, os_major, app_version, devices)
+            SELECT \(appID), (pg_backend_pid() % 16)::smallint, id, st, pl, om, av, c FROM n ORDER BY i
+            ON CONFLICT (app_id, lane, state_id) DO UPDATE SET devices = device_counts.devices + excluded.devices
             """)
     }
 
@@ -171,10 +176,17 @@ public enum DeviceStateStore {
         try connection.query("DELETE FROM device_counts WHERE \(appID?.uuidString)::uuid IS NULL OR app_id = \(appID?.uuidString)::uuid")
         try connection.query(
             """
-            INSERT INTO device_counts (app_id, lane, state, status, platform, os_major, app_version, devices)
-            SELECT app_id, 0, state, min(status), min(platform), min(os_major), min(app_version), count(*)
+            INSERT INTO device_state_kinds (state_id, state)
+            SELECT DISTINCT ON (hashtextextended(state::text, 0)) hashtextextended(state::text, 0), state FROM device_states
+            WHERE \(appID?.uuidString)::uuid IS NULL OR app_id = \(appID?.uuidString)::uuid
+            ON CONFLICT (state_id) DO NOTHING
+            """)
+        try connection.query(
+            """
+            INSERT INTO device_counts (app_id, lane, state_id, status, platform, os_major, app_version, devices)
+            SELECT app_id, 0, hashtextextended(state::text, 0), min(status), min(platform), min(os_major), min(app_version), count(*)
             FROM device_states WHERE \(appID?.uuidString)::uuid IS NULL OR app_id = \(appID?.uuidString)::uuid
-            GROUP BY app_id, state
+            GROUP BY app_id, hashtextextended(state::text, 0)
             """)
     }
 }

@@ -10,6 +10,10 @@ import PostgresClient
 public final class GateService: Sendable {
     public let pool: PostgresConnectionPool
     public let log: EventLog
+    /// Where reads that may lag go (a standby when one is configured).
+    public let reads: StandbyReads
+    /// The log on `reads`: history and state as of a version or time.
+    let readLog: EventLog
     public let cache: DeviceStateCache
     public let features: FeatureCatalog
     public let keys: APIKeys
@@ -32,6 +36,8 @@ public final class GateService: Sendable {
     public let coherence: CacheCoherence
     /// Change hints for the push streams, fed by the `CacheFollower`.
     public let changes = ChangeHub()
+    /// Decoded states of `device_state_kinds`, for the dashboard's feature coverage.
+    let stateKinds = StateKindCache()
 
     /// - Parameters:
     ///   - cacheByteBudget: the device cache's memory bound (`--cache-memory`).
@@ -40,14 +46,18 @@ public final class GateService: Sendable {
     ///     notifications are known to arrive. False for a process that is the only writer
     ///     (the CLI, single-process tests).
     ///   - maxQueuedEvents: events that may wait for a group commit; more are 503 `overloaded`.
+    ///   - readPool: a streaming standby for history, state as of, analytics and the dashboard's
+    ///     counts (`LOCGATE_READ_DATABASE_URL`); nil reads the primary.
     public init(
         pool: PostgresConnectionPool, logger: Logger, cacheByteBudget: Int = DeviceStateCache.defaultByteBudget,
-        followsChanges: Bool = false, maxQueuedEvents: Int = 20_000
+        followsChanges: Bool = false, maxQueuedEvents: Int = 20_000, readPool: PostgresConnectionPool? = nil
     ) {
         let coherence = CacheCoherence(alwaysFollowing: !followsChanges)
         self.coherence = coherence
         self.pool = pool
         self.log = EventLog(pool: pool, logger: logger)
+        self.reads = StandbyReads(primary: pool, standby: readPool)
+        self.readLog = EventLog(pool: reads.pool, logger: logger)
         self.cache = DeviceStateCache(byteBudget: cacheByteBudget, coherence: coherence)
         self.features = FeatureCatalog(pool: pool, coherence: coherence)
         self.keys = APIKeys(pool: pool, coherence: coherence)
@@ -283,7 +293,7 @@ public final class GateService: Sendable {
         var events: [RecordedEvent] = []
         while true {
             let after = events.last?.version ?? 0
-            let page = try await database { try await log.readStream(key, afterVersion: after, limit: 1000) }
+            let page = try await database { try await readLog.readStream(key, afterVersion: after, limit: 1000) }
             events += page
             if page.count < 1000 { return events }
         }
@@ -313,7 +323,7 @@ public final class GateService: Sendable {
 
     /// History, paged by version (SPEC §5): `limit` 100 by default, 1,000 at most.
     public func history(_ key: StreamKey, afterVersion: Int64, limit: Int) async throws(ServiceError) -> HistoryPage {
-        let events = try await database { try await log.readStream(key, afterVersion: afterVersion, limit: limit + 1) }
+        let events = try await database { try await readLog.readStream(key, afterVersion: afterVersion, limit: limit + 1) }
         let page = events.prefix(limit)
         let entries = try page.map { recorded throws(ServiceError) -> HistoryPage.Entry in
             do {

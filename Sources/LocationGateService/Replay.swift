@@ -8,12 +8,16 @@ import PostgresClient
 /// build, then rebuild, verify, or show what would change.
 public struct Replay: Sendable {
     let pool: PostgresConnectionPool
+    /// Where `verify` and `diff` read (a standby when one is configured); `rebuild` reads and
+    /// writes the primary in one transaction.
+    let reads: StandbyReads
     let logger: Logger
     /// Limits the replay to one app; nil replays every app.
     public var appID: UUID?
 
-    public init(pool: PostgresConnectionPool, appID: UUID? = nil, logger: Logger) {
+    public init(pool: PostgresConnectionPool, readPool: PostgresConnectionPool? = nil, appID: UUID? = nil, logger: Logger) {
         self.pool = pool
+        self.reads = StandbyReads(primary: pool, standby: readPool)
         self.appID = appID
         self.logger = logger
     }
@@ -32,7 +36,11 @@ public struct Replay: Sendable {
     /// Reads the whole log in global order (which agrees with every stream's version order) and
     /// folds it with the same function the append path uses.
     public func recompute(pageSize: Int = 10_000, progress: @escaping @Sendable (Int) -> Void = { _ in }) async throws -> Projection {
-        try await pool.withConnection { [self] connection in
+        try await recompute(from: reads.pool, pageSize: pageSize, progress: progress)
+    }
+
+    func recompute(from source: PostgresConnectionPool, pageSize: Int = 10_000, progress: @escaping @Sendable (Int) -> Void) async throws -> Projection {
+        try await source.withConnection { [self] connection in
             try recompute(until: nil, pageSize: pageSize, progress: progress, on: connection)
         }
     }
@@ -89,9 +97,11 @@ public struct Replay: Sendable {
             if let appID {
                 try connection.query("DELETE FROM analytics_rollups WHERE app_id = \(appID)")
                 try connection.query("DELETE FROM analytics_totals WHERE app_id = \(appID)")
+                try connection.query("DELETE FROM analytics_days WHERE app_id = \(appID)")
             } else {
                 try connection.query("DELETE FROM analytics_rollups")
                 try connection.query("DELETE FROM analytics_totals")
+                try connection.query("DELETE FROM analytics_days")
             }
             try projection.rollups.upsert(on: connection)
             return projection
@@ -110,9 +120,11 @@ public struct Replay: Sendable {
         // Every append acknowledged before the call counted first (a transaction elsewhere in
         // the cluster can keep them out of global order for a while), then the recomputation.
         try await AnalyticsRollup(pool: pool, logger: logger).catchUp(waitForInFlightCommits: true, patience: .seconds(60))
-        let projection = try await recompute(progress: progress)
+        // A standby once it has replayed all of that, else the primary.
+        let source = try await reads.caughtUp(patience: .seconds(60))
+        let projection = try await recompute(from: source, progress: progress)
         var differences = projection.rejected.map { Difference(subject: "\($0.0) v\($0.1)", detail: "rejected by the current rules: \($0.2)") }
-        let stored = try await storedDevices()
+        let stored = try await storedDevices(source)
         for (key, device) in projection.devices {
             guard let row = stored[key] else {
                 differences.append(Difference(subject: "\(key)", detail: "missing from device_states"))
@@ -129,7 +141,7 @@ public struct Replay: Sendable {
         for key in stored.keys where projection.devices[key] == nil {
             differences.append(Difference(subject: "\(key)", detail: "in device_states but not in the log"))
         }
-        let storedRollups = try await storedRollups()
+        let storedRollups = try await storedRollups(source)
         for (key, count) in projection.rollups.counts where storedRollups[key] != count {
             differences.append(Difference(subject: "rollup \(key.metric)/\(key.key) \(key.day) \(key.platform)", detail: "stored \(storedRollups[key] ?? 0), log \(count)"))
         }
@@ -137,7 +149,7 @@ public struct Replay: Sendable {
             differences.append(Difference(subject: "rollup \(key.metric)/\(key.key) \(key.day) \(key.platform)", detail: "stored \(count), log 0"))
         }
         // The all-time totals must be the daily counters summed.
-        let totals = try await pool.withConnection { [appID] connection in
+        let totals = try await source.withConnection { [appID] connection in
             try connection.query(
                 """
                 SELECT count(*) FROM analytics_totals t
@@ -150,17 +162,42 @@ public struct Replay: Sendable {
         if totals > 0 {
             differences.append(Difference(subject: "analytics_totals", detail: "\(totals) totals differ from the daily counters summed"))
         }
-        // The maintained device counts must be device_states counted.
-        let counts = try await pool.withConnection { [appID] connection in
+        let days = try await source.withConnection { [appID] connection in
             try connection.query(
                 """
-                SELECT count(*) FROM (SELECT app_id, state, sum(devices) AS n FROM device_counts GROUP BY 1, 2 HAVING sum(devices) <> 0) c
-                FULL JOIN (SELECT app_id, state, count(*) AS n FROM device_states GROUP BY 1, 2) d USING (app_id, state)
+                SELECT count(*) FROM analytics_days t
+                FULL JOIN (SELECT app_id, day, metric, key, sum(count) AS count FROM analytics_rollups GROUP BY 1, 2, 3, 4) r
+                  USING (app_id, day, metric, key)
+                WHERE t.count IS DISTINCT FROM r.count AND (\(appID?.uuidString)::uuid IS NULL OR app_id = \(appID?.uuidString)::uuid)
+                """).first?.decode(0, as: Int64.self) ?? 0
+        }
+        if days > 0 {
+            differences.append(Difference(subject: "analytics_days", detail: "\(days) day counters differ from the daily counters summed"))
+        }
+        // The maintained device counts must be device_states counted.
+        let counts = try await source.withConnection { [appID] connection in
+            try connection.query(
+                """
+                SELECT count(*) FROM (SELECT app_id, state_id, sum(devices) AS n FROM device_counts GROUP BY 1, 2 HAVING sum(devices) <> 0) c
+                FULL JOIN (SELECT app_id, hashtextextended(state::text, 0) AS state_id, count(*) AS n FROM device_states GROUP BY 1, 2) d
+                  USING (app_id, state_id)
                 WHERE c.n IS DISTINCT FROM d.n AND (\(appID?.uuidString)::uuid IS NULL OR app_id = \(appID?.uuidString)::uuid)
                 """).first?.decode(0, as: Int64.self) ?? 0
         }
         if counts > 0 {
             differences.append(Difference(subject: "device_counts", detail: "\(counts) states counted differently from device_states"))
+        }
+        // Every counted state is in the dictionary, under its own hash.
+        let kinds = try await source.withConnection { connection in
+            try connection.query(
+                """
+                SELECT count(*) FROM (SELECT DISTINCT state_id FROM device_counts) c
+                LEFT JOIN device_state_kinds k USING (state_id)
+                WHERE k.state IS NULL OR hashtextextended(k.state::text, 0) <> c.state_id
+                """).first?.decode(0, as: Int64.self) ?? 0
+        }
+        if kinds > 0 {
+            differences.append(Difference(subject: "device_state_kinds", detail: "\(kinds) counted states missing or under another hash"))
         }
         return differences
     }
@@ -176,9 +213,9 @@ public struct Replay: Sendable {
     }
 
     public func diff(sampleSize: Int = 10, progress: @escaping @Sendable (Int) -> Void = { _ in }) async throws -> DecisionDiff {
-        let projection = try await recompute(progress: progress)
-        let stored = try await storedDevices()
-        let catalog = FeatureCatalog(pool: pool)
+        let projection = try await recompute(from: reads.pool, progress: progress)
+        let stored = try await storedDevices(reads.pool)
+        let catalog = FeatureCatalog(pool: reads.pool)
         var report = DecisionDiff()
         for (key, device) in projection.devices.sorted(by: { $0.key < $1.key }) {
             report.devices += 1
@@ -200,8 +237,8 @@ public struct Replay: Sendable {
         return report
     }
 
-    private func storedDevices() async throws -> [StreamKey: DeviceStateStore.Row] {
-        try await pool.withConnection { connection in
+    private func storedDevices(_ source: PostgresConnectionPool) async throws -> [StreamKey: DeviceStateStore.Row] {
+        try await source.withConnection { connection in
             var devices: [StreamKey: DeviceStateStore.Row] = [:]
             let filter: PostgresQuery = appID.map { "WHERE app_id = \($0)" } ?? ""
             for row in try connection.query(PostgresQuery(
@@ -216,8 +253,8 @@ public struct Replay: Sendable {
         }
     }
 
-    private func storedRollups() async throws -> [RollupKey: Int64] {
-        try await pool.withConnection { connection in
+    private func storedRollups(_ source: PostgresConnectionPool) async throws -> [RollupKey: Int64] {
+        try await source.withConnection { connection in
             var rollups: [RollupKey: Int64] = [:]
             let filter: PostgresQuery = appID.map { "WHERE app_id = \($0)" } ?? ""
             for row in try connection.query(PostgresQuery(
