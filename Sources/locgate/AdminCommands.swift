@@ -33,7 +33,17 @@ func withPool<T>(
 
 /// Runs `body` with a gating service on the configured database.
 func withService<T>(_ database: DatabaseOptions, poolSize: Int = 2, _ body: (GateService) async throws -> T) async throws -> T {
-    try await withPool(database, size: poolSize) { pool, logger in try await body(GateService(pool: pool, logger: logger)) }
+    try await withPool(database, size: poolSize) { pool, logger in
+        let readPool = database.makeReadPool(size: poolSize, logger: logger)
+        do {
+            let value = try await body(GateService(pool: pool, logger: logger, readPool: readPool))
+            await readPool?.close()
+            return value
+        } catch {
+            await readPool?.close()
+            throw error
+        }
+    }
 }
 
 /// `locgate apps create NAME`.

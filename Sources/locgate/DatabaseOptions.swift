@@ -9,6 +9,9 @@ struct DatabaseOptions: ParsableArguments {
     @Option(name: .customLong("database-url"), help: "libpq connection string or URI (default: $LOCGATE_DATABASE_URL)")
     var databaseURL: String?
 
+    @Option(name: .customLong("read-database-url"), help: "A streaming standby for reads that may lag: history, state as of, analytics, verify (default: $LOCGATE_READ_DATABASE_URL; unset reads the primary)")
+    var readDatabaseURL: String?
+
     @Option(name: .customLong("database-name"), help: "Use this database on the server the URL names")
     var databaseName: String?
 
@@ -32,6 +35,18 @@ struct DatabaseOptions: ParsableArguments {
 
     func makePool(size: Int, logger: Logger) throws -> PostgresConnectionPool {
         guard let url = resolvedURL else { throw ValidationError("no database URL") }
+        var configuration = PostgresConfiguration(connectionString: url)
+        if let databaseName { configuration = configuration.with("dbname", databaseName) }
+        return PostgresConnectionPool(configuration: configuration, size: size, logger: logger)
+    }
+
+    var resolvedReadURL: String? {
+        (readDatabaseURL ?? ProcessInfo.processInfo.environment["LOCGATE_READ_DATABASE_URL"]).flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// The standby's pool when a read URL is configured.
+    func makeReadPool(size: Int, logger: Logger) -> PostgresConnectionPool? {
+        guard let url = resolvedReadURL else { return nil }
         var configuration = PostgresConfiguration(connectionString: url)
         if let databaseName { configuration = configuration.with("dbname", databaseName) }
         return PostgresConnectionPool(configuration: configuration, size: size, logger: logger)

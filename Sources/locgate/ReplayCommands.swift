@@ -23,7 +23,7 @@ struct ReplayCommand: AsyncParsableCommand {
         let clock = ContinuousClock()
         let started = clock.now
         try await withService(database, poolSize: 2) { service in
-            let replay = Replay(pool: service.pool, appID: app.flatMap(UUID.init(uuidString:)), logger: Logger(label: "locgate.replay"))
+            let replay = Replay(pool: service.pool, readPool: service.reads.standby, appID: app.flatMap(UUID.init(uuidString:)), logger: Logger(label: "locgate.replay"))
             if diff {
                 let report = try await replay.diff(sampleSize: sample, progress: progress.report)
                 progress.finish()
@@ -64,7 +64,7 @@ struct VerifyCommand: AsyncParsableCommand {
     func run() async throws {
         let progress = EventProgress()
         let differences = try await withService(database) { service in
-            try await Replay(pool: service.pool, appID: app.flatMap(UUID.init(uuidString:)), logger: Logger(label: "locgate.verify"))
+            try await Replay(pool: service.pool, readPool: service.reads.standby, appID: app.flatMap(UUID.init(uuidString:)), logger: Logger(label: "locgate.verify"))
                 .verify(progress: progress.report)
         }
         progress.finish()

@@ -61,9 +61,11 @@ struct ServeCommand: AsyncParsableCommand {
             await pool.close()
             throw ValidationError("--cache-memory: \(budgetText) is not a size such as 256M")
         }
-        let service = GateService(pool: pool, logger: logger, cacheByteBudget: budget, followsChanges: true)
+        let readPool = database.makeReadPool(size: poolSize, logger: logger)
+        let service = GateService(pool: pool, logger: logger, cacheByteBudget: budget, followsChanges: true, readPool: readPool)
         let app = buildApplication(service: service, configuration: configuration, registry: registry, logger: logger)
         try await app.runService()
+        await readPool?.close()
         await pool.close()
     }
 
