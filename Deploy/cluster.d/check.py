@@ -416,7 +416,11 @@ def main():
     parser.add_argument("--short", action="store_true")
     args = parser.parse_args()
 
-    status, app = request("POST", BALANCER, "/v1/apps", args.token, {"name": f"cluster-{uuid.uuid4().hex[:6]}"})
+    for _ in range(50):
+        status, app = request("POST", BALANCER, "/v1/apps", args.token, {"name": f"cluster-{uuid.uuid4().hex[:6]}"})
+        if status == 201:
+            break
+        time.sleep(0.2)
     assert status == 201, (status, app)
     key = app["apiKey"]
     status, _ = request("PUT", BALANCER, "/v1/features/nearby", key, {"requires": "whenInUse"})
