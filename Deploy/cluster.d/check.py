@@ -21,6 +21,8 @@ Checks:
              replay paused on both standbys, history through the read port does not show a new
              event while analytics (which wait 2 s for the standby, then read the primary)
              count it; after resume, history shows it.
+  standbyDown  both standbys taken out of HAProxy's read port: history and analytics still
+             answer 200, from the primary.
   verify     `locgate verify` (reads on the standby once it has caught up) is clean.
 """
 import argparse
@@ -398,6 +400,38 @@ def standby_check(args, key):
             "ok": replay_paused and len(history_paused) == 0 and len(history_after) == 1 and shown >= 1 and fell_back >= 1}
 
 
+def haproxy(args, command):
+    import socket
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+        connection.connect(os.path.join(args.dir, "haproxy.sock"))
+        connection.sendall(command.encode() + b"\n")
+        return connection.recv(65536).decode()
+
+
+def standby_down_check(args, key):
+    """The read port with no server behind it (both standbys taken out of HAProxy): history and
+    analytics still answer, from the primary."""
+    before = fallbacks()
+    for n in range(3):
+        haproxy(args, f"disable server postgres-read/pg{n + 1}")
+        haproxy(args, f"shutdown sessions server postgres-read/pg{n + 1}")
+    try:
+        request("POST", BALANCER, "/v1/events", key, {"events": [
+            {"id": str(uuid.uuid4()), "userId": "down", "deviceId": "d", "occurredAt": "2026-11-22T10:00:00Z",
+             "type": "authorizationRequested", "data": {"request": "whenInUse"}}]})
+        answers = {}
+        for _ in range(6):
+            for path in ("/v1/users/down/devices/d/history", "/v1/analytics/prompts"):
+                status, _ = request("GET", BALANCER, path, key, timeout=30)
+                answers[f"{path.split('/')[-1]} {status}"] = answers.get(f"{path.split('/')[-1]} {status}", 0) + 1
+    finally:
+        for n in range(3):
+            haproxy(args, f"enable server postgres-read/pg{n + 1}")
+    fell_back = fallbacks() - before
+    return {"answers": answers, "readsServedByThePrimary": fell_back,
+            "ok": all(key.endswith(" 200") for key in answers) and fell_back >= 1}
+
+
 def verify_check(args):
     env = dict(os.environ, LOCGATE_DATABASE_URL="postgresql://locgate@127.0.0.1:21000/locgate",
                LOCGATE_READ_DATABASE_URL="postgresql://locgate@127.0.0.1:21001/locgate")
@@ -432,6 +466,7 @@ def main():
               ("crash", lambda: crash_check(args, key)),
               ("failover", lambda: failover_check(args, key)),
               ("standby", lambda: standby_check(args, key)),
+              ("standbyDown", lambda: standby_down_check(args, key)),
               ("verify", lambda: verify_check(args))]
     for name, check in checks:
         print(f"[cluster] check: {name}", flush=True)
@@ -448,6 +483,8 @@ def main():
         failures.append("freshness: a replica kept an old gate for 5 s")
     if not results["standby"]["ok"]:
         failures.append("standby: paused standbys were read for history, or analytics missed the append")
+    if not results["standbyDown"]["ok"]:
+        failures.append("standbyDown: a read failed with the standbys out of the balancer")
     if results["verify"]["exit"] != 0:
         failures.append("verify is not clean")
     out = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), ".cluster")

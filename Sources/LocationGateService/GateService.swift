@@ -288,12 +288,20 @@ public final class GateService: Sendable {
 
     // MARK: - Audit
 
+    /// A stream's events from the standby when there is one (history may lag), else, or when
+    /// it cannot answer, from the primary.
+    func readStream(_ key: StreamKey, afterVersion: Int64, limit: Int) async throws -> [RecordedEvent] {
+        try await reads.read { onStandby in
+            try await (onStandby ? readLog : log).readStream(key, afterVersion: afterVersion, limit: limit)
+        }
+    }
+
     /// A stream's events in version order, all of them.
     func allEvents(_ key: StreamKey) async throws(ServiceError) -> [RecordedEvent] {
         var events: [RecordedEvent] = []
         while true {
             let after = events.last?.version ?? 0
-            let page = try await database { try await readLog.readStream(key, afterVersion: after, limit: 1000) }
+            let page = try await database { try await readStream(key, afterVersion: after, limit: 1000) }
             events += page
             if page.count < 1000 { return events }
         }
@@ -323,7 +331,7 @@ public final class GateService: Sendable {
 
     /// History, paged by version (SPEC §5): `limit` 100 by default, 1,000 at most.
     public func history(_ key: StreamKey, afterVersion: Int64, limit: Int) async throws(ServiceError) -> HistoryPage {
-        let events = try await database { try await readLog.readStream(key, afterVersion: afterVersion, limit: limit + 1) }
+        let events = try await database { try await readStream(key, afterVersion: afterVersion, limit: limit + 1) }
         let page = events.prefix(limit)
         let entries = try page.map { recorded throws(ServiceError) -> HistoryPage.Entry in
             do {
