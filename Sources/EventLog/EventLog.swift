@@ -52,7 +52,10 @@ public struct EventLog: Sendable {
                 return try connection.transaction { connection in
                     try appendInTransaction(appID: appID, events: events, projector: projector, on: connection)
                 }
-            } catch let error as PostgresError where error.isUniqueViolation && error.constraint == "events_app_id_event_id_key" && attempt < 3 {
+            } catch let error as PostgresError where error.isEventIDRace && attempt < 3 {
+                continue
+            } catch let error as PostgresError where error.isMissingPartition && attempt < 3 {
+                _ = try ensurePartitions(on: connection)
                 continue
             }
         }
@@ -66,7 +69,15 @@ public struct EventLog: Sendable {
         on connection: PostgresConnection
     ) throws -> [AppendResult] {
         guard !events.isEmpty else { return [] }
-        // 1. Idempotency first: ids already stored are answered from the log.
+        // 1. Lock every stream of the batch first, in one sorted order, before any write (see
+        //    `lockStreams`), and before the idempotency lookup: the log is partitioned, each
+        //    partition's unique index covers its own rows only, and a concurrent retry of the
+        //    same event may be committing into another partition. Under the lock, the lookup
+        //    (a statement of its own, with a fresh snapshot) sees it.
+        if !streamsLocked {
+            try lock(events.map { StreamKey(appID: appID, userID: $0.userID, deviceID: $0.deviceID) }, on: connection)
+        }
+        // 2. Idempotency: ids already stored, in any partition, are answered from the log.
         // Every lookup below is a LATERAL probe of a unique index, one per key. The `LIMIT 1`
         // (the key is unique) keeps the planner from flattening the subquery into a join: with
         // the statistics of a new app (estimated at one row) it chose a hash join over the
@@ -86,7 +97,7 @@ public struct EventLog: Sendable {
                 id: id, userID: try row.decode(1), deviceID: try row.decode(2), version: try row.decode(3),
                 outcome: try row.decodeIfPresent(4), duplicate: true)
         }
-        // 2. Group the new events by stream, in batch order.
+        // 3. Group the new events by stream, in batch order.
         var order: [StreamKey] = []
         var byStream: [StreamKey: [(index: Int, event: NewEvent)]] = [:]
         for (index, event) in events.enumerated() where duplicates[event.id] == nil {
@@ -95,9 +106,9 @@ public struct EventLog: Sendable {
             byStream[key, default: []].append((index, event))
         }
         guard !order.isEmpty else { return events.compactMap { duplicates[$0.id] } }
-        // 3. Lock the streams, in one sorted order, before any write.
-        let versions = try lockStreams(appID: appID, keys: order.sorted(), alreadyLocked: streamsLocked, on: connection)
-        // 4. Versions and expectedVersion checks.
+        // 4. The streams' versions, stable under the locks.
+        let versions = try lockStreams(appID: appID, keys: order.sorted(), alreadyLocked: true, on: connection)
+        // 5. Versions and expectedVersion checks.
         var appends: [StreamAppend] = []
         for key in order {
             let previous = versions[key] ?? 0
@@ -112,7 +123,7 @@ public struct EventLog: Sendable {
             }
             appends.append(StreamAppend(stream: key, previousVersion: previous, events: planned))
         }
-        // 5. The projection, in the same transaction.
+        // 6. The projection, in the same transaction.
         var outcomes: [Int: String] = [:]
         if let projector {
             let projected = try projector.project(appends, on: connection)
@@ -122,7 +133,7 @@ public struct EventLog: Sendable {
                 }
             }
         }
-        // 6. Insert every event in one statement, and move the stream heads.
+        // 7. Insert every event in one statement, and move the stream heads.
         let planned = appends.flatMap(\.events).sorted { $0.index < $1.index }
         try connection.query(
             """
@@ -134,7 +145,7 @@ public struct EventLog: Sendable {
                         \(PostgresArray(planned.map { $0.event.occurredAt })), \(PostgresArray(json: planned.map { outcomes[$0.index] })))
                 AS batch(u, d, v, i, t, j, o, r)
             """)
-        // 7. In the same statement, tell listeners which streams moved; NOTIFY is delivered at
+        // 8. In the same statement, tell listeners which streams moved; NOTIFY is delivered at
         //    commit, never for a rolled-back batch. Payloads stay under PostgreSQL's 8000-byte
         //    limit.
         let heads = appends.map { ($0.stream, $0.events.last?.version ?? $0.previousVersion) }

@@ -38,7 +38,10 @@ public func buildApplication(
     return Application(
         router: router,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "locgate"),
-        services: [follower, ChangeTicker(hub: service.changes), AnalyticsRollup(pool: service.pool, logger: logger)],
+        services: [
+            follower, ChangeTicker(hub: service.changes), AnalyticsRollup(pool: service.pool, logger: logger),
+            PartitionKeeper(pool: service.pool, logger: logger),
+        ],
         logger: logger)
 }
 

@@ -36,6 +36,11 @@ public struct RollupCounts: Sendable {
         }
     }
 
+    /// Adds a counter as stored (the archived counters a replay starts from).
+    mutating func add(_ key: RollupKey, _ count: Int64) {
+        counts[key, default: 0] += count
+    }
+
     static func choice(in data: String) -> PromptChoice? {
         JSONNode.parse(data)?.value("choice", as: PromptChoice.self)
     }

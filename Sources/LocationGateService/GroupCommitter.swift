@@ -155,6 +155,16 @@ final class GroupCommitter: Sendable {
                 pending.remove(at: refused.request)
             } catch where Self.isUniqueRace(error) && races < 2 {
                 races += 1
+            } catch where Self.isMissingPartition(error) && races < 2 {
+                // The log outran its partitions (the servers create them ahead, once a minute):
+                // create them now and append again; nothing was stored.
+                races += 1
+                do {
+                    try await pool.withConnection { connection in _ = try EventLog.ensurePartitions(on: connection) }
+                } catch {
+                    for index in pending { outcomes[index] = .failure(error) }
+                    pending = []
+                }
             } catch where pending.count > 1 && !Self.isOutage(error) {
                 // Something of one request (data the database refused, a defect) failed the
                 // whole group: find it by appending each request on its own.
@@ -173,6 +183,12 @@ final class GroupCommitter: Sendable {
     /// A retry of an event id raced another group: appending again answers it as a duplicate.
     private static func isUniqueRace(_ error: any Error) -> Bool {
         (error as? PostgresError)?.isUniqueViolation == true
+    }
+
+    private static func isMissingPartition(_ error: any Error) -> Bool {
+        if let postgres = error as? PostgresError { return postgres.isMissingPartition }
+        if case .database(let underlying)? = error as? EventLogError { return isMissingPartition(underlying) }
+        return false
     }
 
     /// The database itself failed (unreachable, restarting, out of connections): every request

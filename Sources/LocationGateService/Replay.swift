@@ -31,6 +31,27 @@ public struct Replay: Sendable {
         public var end = LogPosition.start
         /// Events the current rules reject (a stored event that no longer applies).
         public var rejected: [(StreamKey, Int64, String)] = []
+
+        /// Applies one stored event with the append path's own function.
+        mutating func fold(_ recorded: RecordedEvent) {
+            var device = devices[recorded.stream]
+                ?? DeviceStateStore.Row(key: recorded.stream, version: 0, state: DeviceState(), milestones: [])
+            guard let event = GateService.decode(recorded) else {
+                rejected.append((recorded.stream, recorded.version, "event cannot be decoded"))
+                return
+            }
+            do {
+                let outcome = try DeviceProjector.apply(event, to: &device)
+                rollups.add(
+                    appID: recorded.stream.appID, occurredAt: recorded.occurredAt, type: recorded.type,
+                    data: recorded.data, outcome: outcome)
+            } catch {
+                rejected.append((recorded.stream, recorded.version, error.message))
+            }
+            device.version = recorded.version
+            devices[recorded.stream] = device
+            events += 1
+        }
     }
 
     /// Reads the whole log in global order (which agrees with every stream's version order) and
@@ -45,8 +66,12 @@ public struct Replay: Sendable {
         }
     }
 
+    /// Starts from the archive boundary (`locgate archive`): the snapshot of every archived
+    /// stream and the counters of the archived events, then reads what the log still holds,
+    /// which is every stream's versions after its snapshot (the log is partitioned by position,
+    /// and a stream's versions are in position order).
     func recompute(until end: LogPosition?, pageSize: Int, progress: (Int) -> Void, on connection: PostgresConnection) throws -> Projection {
-        var projection = Projection()
+        var projection = try ArchiveSnapshot.load(appID: appID, on: connection)
         var position = LogPosition.start
         while true {
             var page = try EventLog.read(after: position, limit: pageSize, outcomes: false, on: connection)
@@ -54,23 +79,7 @@ public struct Replay: Sendable {
             if let last = page.last { position = last.logPosition }
             if let end { page.removeAll { $0.logPosition > end } }
             for recorded in page where appID == nil || recorded.stream.appID == appID {
-                var device = projection.devices[recorded.stream]
-                    ?? DeviceStateStore.Row(key: recorded.stream, version: 0, state: DeviceState(), milestones: [])
-                guard let event = GateService.decode(recorded) else {
-                    projection.rejected.append((recorded.stream, recorded.version, "event cannot be decoded"))
-                    continue
-                }
-                do {
-                    let outcome = try DeviceProjector.apply(event, to: &device)
-                    projection.rollups.add(
-                        appID: recorded.stream.appID, occurredAt: recorded.occurredAt, type: recorded.type,
-                        data: recorded.data, outcome: outcome)
-                } catch {
-                    projection.rejected.append((recorded.stream, recorded.version, error.message))
-                }
-                device.version = recorded.version
-                projection.devices[recorded.stream] = device
-                projection.events += 1
+                projection.fold(recorded)
             }
             if let last = page.last { projection.end = last.logPosition }
             progress(projection.events)

@@ -1,0 +1,51 @@
+import PostgresClient
+
+/// The log's partitions (migration 008): ranges of `position`, created ahead of the sequence by
+/// a database function that the service role may call but not change.
+extension EventLog {
+    /// One partition of `events`: the positions `[low, high)` it holds.
+    public struct Partition: Sendable, Hashable {
+        public var name: String
+        public var low: Int64
+        public var high: Int64
+    }
+
+    /// Creates partitions until a whole empty one lies ahead of the position sequence; returns
+    /// the names of those it created (usually none). Safe to call from every server at once.
+    @discardableResult
+    public static func ensurePartitions(on connection: PostgresConnection) throws -> [String] {
+        try connection.query("SELECT locgate_ensure_event_partitions()").map { try $0.decode(0) }
+    }
+
+    @discardableResult
+    public func ensurePartitions() async throws -> [String] {
+        try await pool.withConnection { connection in try Self.ensurePartitions(on: connection) }
+    }
+
+    /// The partitions in position order.
+    public static func partitions(on connection: PostgresConnection) throws -> [Partition] {
+        try connection.query(
+            """
+            SELECT c.relname::text, b[1]::bigint, b[2]::bigint
+            FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid,
+                 regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM \\(''?(\\d+)''?\\) TO \\(''?(\\d+)''?\\)') AS b
+            WHERE i.inhparent = 'events'::regclass
+            ORDER BY 2
+            """
+        ).map { Partition(name: try $0.decode(0), low: try $0.decode(1), high: try $0.decode(2)) }
+    }
+}
+
+extension PostgresError {
+    /// An insert met a position that no partition holds yet (23514, "no partition of relation
+    /// found for row"): creating the partitions and appending again succeeds.
+    public var isMissingPartition: Bool {
+        sqlState == "23514" && message.contains("no partition of relation")
+    }
+
+    /// A concurrent append stored the same event id first (each partition names its own
+    /// unique index `..._app_id_event_id_key`): appending again answers it as a duplicate.
+    public var isEventIDRace: Bool {
+        isUniqueViolation && (constraint?.hasSuffix("app_id_event_id_key") ?? false)
+    }
+}

@@ -1,0 +1,146 @@
+import Crypto
+import EventLog
+import Foundation
+import Logging
+import PostgresClient
+
+/// `locgate archive --before DATE`: exports the oldest partitions of the log whose every event
+/// was recorded before DATE to a checksummed CSV file, moves the replay's starting point (the
+/// snapshot of device states and the archived analytics counters) past them, and drops them,
+/// in one transaction. Device states, rollups and the record of the archive stay.
+///
+/// Only whole partitions go, oldest first, and never one that holds or will hold the positions
+/// of new appends. Run it as the tables' owner (the role of `locgate migrate`): dropping a
+/// partition is the one change to the log the service role may not make.
+public struct EventArchive: Sendable {
+    let pool: PostgresConnectionPool
+    let logger: Logger
+
+    public init(pool: PostgresConnectionPool, logger: Logger) {
+        self.pool = pool
+        self.logger = logger
+    }
+
+    /// What an archive did; `partitions` is empty when nothing was old enough.
+    public struct Report: Sendable, Encodable {
+        public var partitions: [String] = []
+        public var events = 0
+        /// Every event with a position below it is archived now.
+        public var boundary: Int64 = 0
+        /// Streams whose snapshot moved.
+        public var devices = 0
+        public var rejected = 0
+        public var file: String?
+        public var sha256: String?
+        public var bytes = 0
+    }
+
+    public enum ArchiveError: Error, CustomStringConvertible {
+        case notCounted(Int64)
+        case file(String)
+
+        public var description: String {
+            switch self {
+            case .notCounted(let events):
+                "\(events) events of the partitions to archive are not counted in the analytics rollups yet (a transaction elsewhere holds the readable horizon back): try again"
+            case .file(let message): "the archive file: \(message)"
+            }
+        }
+    }
+
+    public func archive(before: Date, into directory: String, pageSize: Int = 10_000) async throws -> Report {
+        // Everything acknowledged counted by the rollup first, as `verify` does.
+        try await AnalyticsRollup(pool: pool, logger: logger).catchUp(waitForInFlightCommits: true, patience: .seconds(60))
+        let logger = self.logger
+        return try await pool.transaction { connection in
+            try connection.query("SET LOCAL lock_timeout = '60s'")
+            let candidates = try Self.archivable(before: before, on: connection)
+            guard let last = candidates.last, let first = candidates.first else { return Report() }
+            let boundary = last.high
+            // The rollup may not move while the counters of these events change hands.
+            try connection.query("SELECT pg_advisory_xact_lock(\(AnalyticsRollup.lockKey))")
+            while try AnalyticsRollup.countPage(pageSize: pageSize, locked: true, on: connection) == pageSize {}
+            let checkpoint = try AnalyticsRollup.checkpoint(on: connection)
+            let uncounted = try connection.query(
+                """
+                SELECT count(*) FROM events WHERE position < \(boundary)
+                  AND (tx_id, position) > (\(String(checkpoint.transactionID))::xid8, \(checkpoint.position))
+                """).first?.decode(0, as: Int64.self) ?? 0
+            guard uncounted == 0 else { throw ArchiveError.notCounted(uncounted) }
+
+            let path = (directory as NSString).appendingPathComponent(
+                "locgate-events-\(first.low)-\(boundary - 1).csv")
+            guard FileManager.default.createFile(atPath: path, contents: nil),
+                  let file = FileHandle(forWritingAtPath: path) else {
+                throw ArchiveError.file("cannot create \(path)")
+            }
+            var committed = false
+            defer {
+                try? file.close()
+                if !committed { try? FileManager.default.removeItem(atPath: path) }
+            }
+            var projection = try ArchiveSnapshot.load(appID: nil, on: connection)
+            var touched: Set<StreamKey> = []
+            var hasher = SHA256()
+            var bytes = 0
+            func write(_ text: String) throws {
+                let data = Data(text.utf8)
+                hasher.update(data: data)
+                bytes += data.count
+                try file.write(contentsOf: data)
+            }
+            try write(EventLog.archiveHeader)
+            var position = LogPosition.start
+            var events = 0
+            while true {
+                let page = try EventLog.exportPage(below: boundary, after: position, limit: pageSize, on: connection)
+                for recorded in page.events {
+                    projection.fold(recorded)
+                    touched.insert(recorded.stream)
+                }
+                try write(page.csv)
+                events += page.events.count
+                guard let next = page.events.last, page.events.count == pageSize else { break }
+                position = next.logPosition
+            }
+            try file.synchronize()
+            let digest = hasher.finalize().map { String(format: "%02x", $0) }.joined()
+
+            try ArchiveSnapshot.save(touched.compactMap { projection.devices[$0] }, on: connection)
+            try ArchiveSnapshot.save(projection.rollups, on: connection)
+            let names = candidates.map(\.name)
+            try connection.query(
+                """
+                INSERT INTO event_archives (before, boundary, partitions, events, file, sha256, bytes)
+                VALUES (\(before), \(boundary), \(PostgresArray(names)), \(Int64(events)), \(path), \(digest), \(Int64(bytes)))
+                """)
+            try connection.query(PostgresQuery(
+                unsafeSQL: "DROP TABLE " + names.map { "\"\($0)\"" }.joined(separator: ", ")))
+            committed = true
+            logger.info("archived", metadata: ["partitions": "\(names)", "events": "\(events)", "file": "\(path)"])
+            return Report(
+                partitions: names, events: events, boundary: boundary, devices: touched.count,
+                rejected: projection.rejected.count, file: path, sha256: digest, bytes: bytes)
+        }
+    }
+
+    /// The oldest partitions, in order, whose every event was recorded before `before`, locked
+    /// in SHARE mode (which waits for the appends still writing them and keeps new ones out).
+    /// A partition that holds or will hold the positions of new appends is never one of them.
+    static func archivable(before: Date, on connection: PostgresConnection) throws -> [EventLog.Partition] {
+        let next = try connection.query(
+            "SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END FROM events_position_seq"
+        ).first?.decode(0, as: Int64.self) ?? 0
+        var candidates: [EventLog.Partition] = []
+        for partition in try EventLog.partitions(on: connection) {
+            guard partition.high <= next else { break }
+            try connection.query(PostgresQuery(unsafeSQL: "LOCK TABLE \"\(partition.name)\" IN SHARE MODE"))
+            let old = try connection.query(
+                "SELECT coalesce(max(recorded_at) < \(before), true) FROM \(unescaped: "\"\(partition.name)\"")"
+            ).first?.decode(0, as: Bool.self) ?? false
+            guard old else { break }
+            candidates.append(partition)
+        }
+        return candidates
+    }
+}

@@ -1,0 +1,133 @@
+import Crypto
+import EventLog
+import Foundation
+import LocationAuthorization
+import LocationGateService
+import LocationGateTestSupport
+import PostgresClient
+import Testing
+
+/// The partitioned log and `locgate archive` (migration 008), on a database of their own: an
+/// archive drops partitions of every app.
+@Suite("Partitioned log: appends across partitions, archive, replay and verify from the boundary", .timeLimit(.minutes(3)))
+struct ArchiveTests {
+    static let partitionSize = 600
+
+    /// A database whose partitions hold `partitionSize` positions each, so that a few thousand
+    /// events fill several.
+    static func smallPartitions() async throws -> PostgresConnectionPool {
+        let pool = PostgresConnectionPool(
+            configuration: try await TestDatabase.create(prefix: "locgate_archive"), size: 4, waitTimeout: .seconds(60),
+            logger: TestDatabase.logger)
+        try await pool.withConnection { connection in
+            for partition in try EventLog.partitions(on: connection) {
+                try connection.execute("DROP TABLE \(partition.name)")
+            }
+            try connection.execute("UPDATE event_partitioning SET rows_per_partition = \(partitionSize)")
+            try EventLog.ensurePartitions(on: connection)
+        }
+        return pool
+    }
+
+    @Test("Appends fill several partitions (creating them when the log outruns them); a retry finds its event in an older partition; archive exports whole old partitions to a checksummed CSV and drops them; verify, rebuild and analytics agree before and after, twice")
+    func archiveAndReplayFromTheBoundary() async throws {
+        let pool = try await Self.smallPartitions()
+        let service = GateService(pool: pool, logger: TestDatabase.logger)
+        let appID = try await TestDatabase.makeApp(pool)
+        _ = try await service.features.put(appID: appID, feature: Feature(key: "trip-log", requires: .always, services: [.visits]))
+        let simulator = PopulationSimulator(seed: 42)
+        var firstBatch: [EventSubmission] = []
+        var appended = 0
+        for start in stride(from: 0, to: 300, by: 30) {
+            let events = (start..<(start + 30)).flatMap { simulator.device($0) }
+            if start == 0 { firstBatch = events }
+            appended += try await service.ingest(appID: appID, submissions: events).count
+        }
+        let partitions = try await pool.withConnection { try EventLog.partitions(on: $0) }
+        let used = try await pool.query("SELECT count(DISTINCT tableoid) FROM events").first?.decode(0, as: Int64.self) ?? 0
+        #expect(partitions.count >= 4 && used >= 3, "\(appended) events in \(used) of \(partitions.count) partitions")
+
+        // The first batch went to the first partition; sent again, every event is a duplicate.
+        let again = try await service.ingest(appID: appID, submissions: firstBatch)
+        #expect(again.allSatisfy(\.duplicate) && again.count == firstBatch.count)
+        #expect(try await Self.count(pool) == Int64(appended))
+
+        let replay = Replay(pool: pool, appID: appID, logger: TestDatabase.logger)
+        #expect(try await replay.verify().isEmpty)
+        let devices = try await ReplayTests.rows(pool, appID)
+        let prompts = AnalyticsQuery(kind: .prompts, appID: appID, groupBy: [.day, .platform])
+        let analytics = try AnalyticsFormat.json(try await service.analytics(prompts))
+
+        // Nothing is older than the year 2000.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("locgate-archive-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let archive = EventArchive(pool: pool, logger: TestDatabase.logger)
+        let none = try await archive.archive(before: Date(timeIntervalSince1970: 946_684_800), into: directory)
+        #expect(none.partitions.isEmpty && none.events == 0 && none.file == nil)
+
+        // Everything is older than tomorrow: every partition but the one appends write goes.
+        let report = try await archive.archive(before: Date().addingTimeInterval(86_400), into: directory, pageSize: 250)
+        let remaining = try await Self.count(pool)
+        #expect(report.partitions.count >= 2 && report.events > 0)
+        #expect(Int64(report.events) + remaining == Int64(appended), "every event is either archived or still in the log")
+        #expect(try await pool.query("SELECT count(*) FROM events WHERE position < \(report.boundary)").first?.decode(0, as: Int64.self) == 0)
+        try Self.checkFile(report)
+        let recorded = try await pool.query("SELECT boundary, events, sha256, partitions::text FROM event_archives").map {
+            (try $0.decode(0, as: Int64.self), try $0.decode(1, as: Int64.self), try $0.decode(2, as: String.self))
+        }
+        #expect(recorded.count == 1 && recorded.first?.0 == report.boundary && recorded.first?.1 == Int64(report.events)
+            && recorded.first?.2 == report.sha256)
+
+        // The projections are untouched, and a replay from the boundary agrees with them.
+        #expect(try await replay.verify().isEmpty)
+        let rebuilt = try await replay.rebuild()
+        #expect(rebuilt.events == Int(remaining) && rebuilt.devices.count == 300 && rebuilt.rejected.isEmpty)
+        #expect(try await ReplayTests.rows(pool, appID) == devices, "a rebuild from the boundary gives the same devices")
+        #expect(try AnalyticsFormat.json(try await service.analytics(prompts)) == analytics, "and counts the same analytics")
+
+        // More events, a second archive that starts from the first one's snapshot.
+        for start in stride(from: 300, to: 420, by: 30) {
+            appended += try await service.ingest(appID: appID, submissions: (start..<(start + 30)).flatMap { simulator.device($0) }).count
+        }
+        let second = try await archive.archive(before: Date().addingTimeInterval(86_400), into: directory)
+        #expect(second.partitions.count >= 1 && second.boundary > report.boundary)
+        try Self.checkFile(second)
+        #expect(Int64(report.events + second.events) + (try await Self.count(pool)) == Int64(appended))
+        #expect(try await replay.verify().isEmpty)
+        let secondDevices = try await ReplayTests.rows(pool, appID)
+        #expect(try await replay.rebuild().devices.count == 420)
+        #expect(try await ReplayTests.rows(pool, appID) == secondDevices)
+
+        // The snapshot is what the replay starts from: spoil one, and verify finds that device.
+        try await pool.query(
+            """
+            UPDATE stream_snapshots SET milestones = milestones # 1
+            WHERE (app_id, user_id, device_id) = (SELECT app_id, user_id, device_id FROM stream_snapshots s
+                WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.app_id = s.app_id AND e.user_id = s.user_id AND e.device_id = s.device_id)
+                ORDER BY user_id LIMIT 1)
+            """)
+        let differences = try await replay.verify()
+        #expect(differences.count == 1 && differences.first?.detail.contains("milestones") == true, "\(differences)")
+        await pool.close()
+    }
+
+    static func count(_ pool: PostgresConnectionPool) async throws -> Int64 {
+        try await pool.query("SELECT count(*) FROM events").first?.decode(0, as: Int64.self) ?? -1
+    }
+
+    /// The file holds a header and one CSV record per archived event, and its SHA-256 is the
+    /// one reported (and recorded).
+    static func checkFile(_ report: EventArchive.Report) throws {
+        let path = try #require(report.file)
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(data.count == report.bytes)
+        #expect(SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined() == report.sha256)
+        let text = String(decoding: data, as: UTF8.self)
+        #expect(text.hasPrefix(EventLog.archiveHeader))
+        // Records start with a position; a record's JSON never holds a raw newline.
+        let records = text.split(separator: "\n").dropFirst()
+        #expect(records.count == report.events)
+        #expect(records.allSatisfy { $0.first?.isNumber == true })
+    }
+}
