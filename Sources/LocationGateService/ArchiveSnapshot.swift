@@ -6,25 +6,41 @@ import PostgresClient
 /// What `locgate archive` keeps of the events it drops: each archived stream's device state at
 /// the archive boundary (`stream_snapshots`, states named by their hash in
 /// `device_state_kinds`) and the analytics counters of the archived events
-/// (`archived_rollups`). A replay starts from them instead of from nothing.
+/// (`archived_rollups`). A replay starts from them instead of from nothing. Rows count once
+/// their archive is recorded in `event_archives` (written last, with the partitions' DROP).
 enum ArchiveSnapshot {
+    /// Serialises an archive's commit with a rebuild's reads (the rebuild reads the snapshot,
+    /// then the log, in one transaction that must not see an archive commit in between).
+    static let lockKey = Int64(0x6172_6368_6976_65)
+
     /// The projection at the boundary; empty when nothing was ever archived.
-    static func load(appID: UUID?, on connection: PostgresConnection) throws -> Replay.Projection {
+    static func load(appID: UUID?, rollups: Bool = true, on connection: PostgresConnection) throws -> Replay.Projection {
         var projection = Replay.Projection()
-        let filter = appID.map { "WHERE s.app_id = '\($0.uuidString.lowercased())'::uuid" } ?? ""
+        let filter: PostgresQuery = appID.map { "AND s.app_id = \($0)" } ?? ""
         for row in try connection.query(PostgresQuery(
             unsafeSQL: """
-                SELECT s.app_id, s.user_id, s.device_id, s.version, k.state::text, s.milestones
-                FROM stream_snapshots s JOIN device_state_kinds k USING (state_id)
-                """ + " " + filter)) {
+                SELECT DISTINCT ON (s.app_id, s.user_id, s.device_id)
+                       s.app_id, s.user_id, s.device_id, s.version, k.state::text, s.milestones
+                FROM stream_snapshots s
+                JOIN event_archives a ON a.id = s.archive_id
+                JOIN device_state_kinds k USING (state_id)
+                WHERE true \(filter.sql)
+                ORDER BY s.app_id, s.user_id, s.device_id, s.archive_id DESC
+                """, binds: filter.binds)) {
             let key = StreamKey(appID: try row.decode(0), userID: try row.decode(1), deviceID: try row.decode(2))
             projection.devices[key] = DeviceStateStore.Row(
                 key: key, version: try row.decode(3), state: try JSONText.state(try row.decode(4)),
                 milestones: DeviceMilestones(rawValue: try row.decode(5)))
         }
-        let rollupFilter = appID.map { "WHERE app_id = '\($0.uuidString.lowercased())'::uuid" } ?? ""
+        guard rollups else { return projection }
+        let rollupFilter: PostgresQuery = appID.map { "AND r.app_id = \($0)" } ?? ""
         for row in try connection.query(PostgresQuery(
-            unsafeSQL: "SELECT app_id, day::text, platform, os_major, app_version, metric, key, count FROM archived_rollups " + rollupFilter)) {
+            unsafeSQL: """
+                SELECT r.app_id, r.day::text, r.platform, r.os_major, r.app_version, r.metric, r.key, sum(r.count)::bigint
+                FROM archived_rollups r JOIN event_archives a ON a.id = r.archive_id
+                WHERE true \(rollupFilter.sql)
+                GROUP BY 1, 2, 3, 4, 5, 6, 7
+                """, binds: rollupFilter.binds)) {
             projection.rollups.add(RollupKey(
                 appID: try row.decode(0), day: try row.decode(1), platform: try row.decode(2), osMajor: try row.decode(3),
                 appVersion: try row.decode(4), metric: try row.decode(5), key: try row.decode(6)), try row.decode(7))
@@ -32,9 +48,10 @@ enum ArchiveSnapshot {
         return projection
     }
 
-    /// Saves the states of `devices` at the new boundary (their states' texts into the
-    /// dictionary of states first).
-    static func save(_ devices: [DeviceStateStore.Row], on connection: PostgresConnection) throws {
+    /// Saves the states of `devices` at the new boundary under `archive` (their states' texts
+    /// into the dictionary of states first), 2,000 a statement, each its own transaction: a
+    /// long writing transaction would hold back the global order of every reader.
+    static func save(_ devices: [DeviceStateStore.Row], archive: Int64, on connection: PostgresConnection) throws {
         for start in stride(from: 0, to: devices.count, by: 2000) {
             let chunk = devices[start..<min(start + 2000, devices.count)]
             try connection.query(
@@ -49,29 +66,46 @@ enum ArchiveSnapshot {
                     INSERT INTO device_state_kinds (state_id, state)
                     SELECT DISTINCT ON (h) h, s FROM n ORDER BY h
                     ON CONFLICT (state_id) DO NOTHING)
-                INSERT INTO stream_snapshots (app_id, user_id, device_id, version, state_id, milestones)
-                SELECT a, u, d, v, h, m FROM n
-                ON CONFLICT (app_id, user_id, device_id) DO UPDATE SET
-                    version = excluded.version, state_id = excluded.state_id, milestones = excluded.milestones
+                INSERT INTO stream_snapshots (app_id, user_id, device_id, archive_id, version, state_id, milestones)
+                SELECT a, u, d, \(archive), v, h, m FROM n
                 """)
         }
     }
 
-    /// Replaces the archived counters with `rollups` (those of every archive so far).
-    static func save(_ rollups: RollupCounts, on connection: PostgresConnection) throws {
-        try connection.query("DELETE FROM archived_rollups")
+    /// Saves the counters of one archive's events.
+    static func save(_ rollups: RollupCounts, archive: Int64, on connection: PostgresConnection) throws {
         let rows = Array(rollups.counts)
         for start in stride(from: 0, to: rows.count, by: 5000) {
             let chunk = rows[start..<min(start + 5000, rows.count)]
             try connection.query(
                 """
-                INSERT INTO archived_rollups (app_id, day, platform, os_major, app_version, metric, key, count)
-                SELECT a, d::date, p, o, v, m, k, c
+                INSERT INTO archived_rollups (archive_id, app_id, day, platform, os_major, app_version, metric, key, count)
+                SELECT \(archive), a, d::date, p, o, v, m, k, c
                 FROM unnest(\(PostgresArray(chunk.map { $0.key.appID })), \(PostgresArray(chunk.map { $0.key.day })),
                             \(PostgresArray(chunk.map { $0.key.platform })), \(PostgresArray(chunk.map { Int64($0.key.osMajor) })),
                             \(PostgresArray(chunk.map { $0.key.appVersion })), \(PostgresArray(chunk.map { $0.key.metric })),
                             \(PostgresArray(chunk.map { $0.key.key })), \(PostgresArray(chunk.map { $0.value })))
                     AS r(a, d, p, o, v, m, k, c)
+                """)
+        }
+    }
+
+    /// Rows of archives that never committed (an archive that failed after writing some).
+    static func removeUnrecorded(on connection: PostgresConnection) throws {
+        try connection.query("DELETE FROM stream_snapshots WHERE archive_id NOT IN (SELECT id FROM event_archives)")
+        try connection.query("DELETE FROM archived_rollups WHERE archive_id NOT IN (SELECT id FROM event_archives)")
+    }
+
+    /// The rows of `keys` that a newer recorded archive replaced, 2,000 streams a statement.
+    static func removeSuperseded(_ keys: [StreamKey], by archive: Int64, on connection: PostgresConnection) throws {
+        for start in stride(from: 0, to: keys.count, by: 2000) {
+            let chunk = keys[start..<min(start + 2000, keys.count)]
+            try connection.query(
+                """
+                DELETE FROM stream_snapshots s
+                USING unnest(\(PostgresArray(chunk.map(\.appID))), \(PostgresArray(chunk.map(\.userID))),
+                             \(PostgresArray(chunk.map(\.deviceID)))) AS k(a, u, d)
+                WHERE s.app_id = k.a AND s.user_id = k.u AND s.device_id = k.d AND s.archive_id < \(archive)
                 """)
         }
     }

@@ -36,11 +36,13 @@ public struct EventArchive: Sendable {
     }
 
     public enum ArchiveError: Error, CustomStringConvertible {
+        case busy
         case notCounted(Int64)
         case file(String)
 
         public var description: String {
             switch self {
+            case .busy: "another archive is running"
             case .notCounted(let events):
                 "\(events) events of the partitions to archive are not counted in the analytics rollups yet (a transaction elsewhere holds the readable horizon back): try again"
             case .file(let message): "the archive file: \(message)"
@@ -48,80 +50,113 @@ public struct EventArchive: Sendable {
         }
     }
 
+    /// One archive run at a time (a session lock, held for the whole run).
+    static let runLockKey = Int64(0x6172_6368_6976_66)
+
+    /// Archives, on one connection. Only the last step writes the log's tables in a
+    /// transaction of any length: the export and the snapshot's rows are written by short
+    /// statements of their own, because a transaction that holds a transaction id holds back
+    /// the global order every subscriber reads (`EventLog.read`); the last one records the
+    /// archive and drops the partitions, briefly taking `events` exclusively.
     public func archive(before: Date, into directory: String, pageSize: Int = 10_000) async throws -> Report {
         // Everything acknowledged counted by the rollup first, as `verify` does.
         try await AnalyticsRollup(pool: pool, logger: logger).catchUp(waitForInFlightCommits: true, patience: .seconds(60))
         let logger = self.logger
-        return try await pool.transaction { connection in
+        return try await pool.withConnection { connection in
+            guard try connection.query("SELECT pg_try_advisory_lock(\(Self.runLockKey))").first?.decode(0, as: Bool.self) == true else {
+                throw ArchiveError.busy
+            }
+            defer { _ = try? connection.query("SELECT pg_advisory_unlock(\(Self.runLockKey))") }
+            return try Self.archive(before: before, into: directory, pageSize: pageSize, logger: logger, on: connection)
+        }
+    }
+
+    static func archive(
+        before: Date, into directory: String, pageSize: Int, logger: Logger, on connection: PostgresConnection
+    ) throws -> Report {
+        try ArchiveSnapshot.removeUnrecorded(on: connection)
+        // 1. Which partitions: SHARE locks wait for appends still writing them (none can
+        //    start: new positions are past them); the rollup must have counted them.
+        let candidates = try connection.transaction { connection -> [EventLog.Partition] in
             try connection.query("SET LOCAL lock_timeout = '60s'")
-            let candidates = try Self.archivable(before: before, on: connection)
-            guard let last = candidates.last, let first = candidates.first else { return Report() }
-            let boundary = last.high
-            // The rollup may not move while the counters of these events change hands.
-            try connection.query("SELECT pg_advisory_xact_lock(\(AnalyticsRollup.lockKey))")
-            while try AnalyticsRollup.countPage(pageSize: pageSize, locked: true, on: connection) == pageSize {}
+            let candidates = try archivable(before: before, on: connection)
+            guard let last = candidates.last else { return [] }
             let checkpoint = try AnalyticsRollup.checkpoint(on: connection)
             let uncounted = try connection.query(
                 """
-                SELECT count(*) FROM events WHERE position < \(boundary)
+                SELECT count(*) FROM events WHERE position < \(last.high)
                   AND (tx_id, position) > (\(String(checkpoint.transactionID))::xid8, \(checkpoint.position))
                 """).first?.decode(0, as: Int64.self) ?? 0
             guard uncounted == 0 else { throw ArchiveError.notCounted(uncounted) }
+            return candidates
+        }
+        guard let first = candidates.first, let last = candidates.last else { return Report() }
+        let boundary = last.high
+        let id = try connection.query("SELECT nextval(pg_get_serial_sequence('event_archives', 'id'))").first?.decode(0, as: Int64.self) ?? 0
 
-            let path = (directory as NSString).appendingPathComponent(
-                "locgate-events-\(first.low)-\(boundary - 1).csv")
-            guard FileManager.default.createFile(atPath: path, contents: nil),
-                  let file = FileHandle(forWritingAtPath: path) else {
-                throw ArchiveError.file("cannot create \(path)")
+        // 2. The file, and the projection at the new boundary: the previous snapshot's
+        //    devices, folded with the archived events in global order. The counters start
+        //    from zero: those of this archive's events alone are saved.
+        let path = (directory as NSString).appendingPathComponent("locgate-events-\(first.low)-\(boundary - 1).csv")
+        guard FileManager.default.createFile(atPath: path, contents: nil),
+              let file = FileHandle(forWritingAtPath: path) else {
+            throw ArchiveError.file("cannot create \(path)")
+        }
+        var recorded = false
+        defer {
+            try? file.close()
+            if !recorded { try? FileManager.default.removeItem(atPath: path) }
+        }
+        var projection = try ArchiveSnapshot.load(appID: nil, rollups: false, on: connection)
+        var touched: Set<StreamKey> = []
+        var hasher = SHA256()
+        var bytes = 0
+        func write(_ text: String) throws {
+            let data = Data(text.utf8)
+            hasher.update(data: data)
+            bytes += data.count
+            try file.write(contentsOf: data)
+        }
+        try write(EventLog.archiveHeader)
+        var position = LogPosition.start
+        var events = 0
+        while true {
+            let page = try EventLog.exportPage(below: boundary, after: position, limit: pageSize, on: connection)
+            for event in page.events {
+                projection.fold(event)
+                touched.insert(event.stream)
             }
-            var committed = false
-            defer {
-                try? file.close()
-                if !committed { try? FileManager.default.removeItem(atPath: path) }
-            }
-            var projection = try ArchiveSnapshot.load(appID: nil, on: connection)
-            var touched: Set<StreamKey> = []
-            var hasher = SHA256()
-            var bytes = 0
-            func write(_ text: String) throws {
-                let data = Data(text.utf8)
-                hasher.update(data: data)
-                bytes += data.count
-                try file.write(contentsOf: data)
-            }
-            try write(EventLog.archiveHeader)
-            var position = LogPosition.start
-            var events = 0
-            while true {
-                let page = try EventLog.exportPage(below: boundary, after: position, limit: pageSize, on: connection)
-                for recorded in page.events {
-                    projection.fold(recorded)
-                    touched.insert(recorded.stream)
-                }
-                try write(page.csv)
-                events += page.events.count
-                guard let next = page.events.last, page.events.count == pageSize else { break }
-                position = next.logPosition
-            }
-            try file.synchronize()
-            let digest = hasher.finalize().map { String(format: "%02x", $0) }.joined()
+            try write(page.csv)
+            events += page.events.count
+            guard let next = page.events.last, page.events.count == pageSize else { break }
+            position = next.logPosition
+        }
+        try file.synchronize()
+        let digest = hasher.finalize().map { String(format: "%02x", $0) }.joined()
 
-            try ArchiveSnapshot.save(touched.compactMap { projection.devices[$0] }, on: connection)
-            try ArchiveSnapshot.save(projection.rollups, on: connection)
-            let names = candidates.map(\.name)
+        // 3. The snapshot's rows, not yet counted: no archive row names them.
+        let keys = Array(touched)
+        try ArchiveSnapshot.save(keys.compactMap { projection.devices[$0] }, archive: id, on: connection)
+        try ArchiveSnapshot.save(projection.rollups, archive: id, on: connection)
+
+        // 4. Record the archive and drop the partitions, in one short transaction.
+        let names = candidates.map(\.name)
+        try connection.transaction { connection in
+            try connection.query("SELECT pg_advisory_xact_lock(\(ArchiveSnapshot.lockKey))")
+            try connection.query("SET LOCAL lock_timeout = '30s'")
             try connection.query(
                 """
-                INSERT INTO event_archives (before, boundary, partitions, events, file, sha256, bytes)
-                VALUES (\(before), \(boundary), \(PostgresArray(names)), \(Int64(events)), \(path), \(digest), \(Int64(bytes)))
+                INSERT INTO event_archives (id, before, boundary, partitions, events, file, sha256, bytes)
+                VALUES (\(id), \(before), \(boundary), \(PostgresArray(names)), \(Int64(events)), \(path), \(digest), \(Int64(bytes)))
                 """)
-            try connection.query(PostgresQuery(
-                unsafeSQL: "DROP TABLE " + names.map { "\"\($0)\"" }.joined(separator: ", ")))
-            committed = true
-            logger.info("archived", metadata: ["partitions": "\(names)", "events": "\(events)", "file": "\(path)"])
-            return Report(
-                partitions: names, events: events, boundary: boundary, devices: touched.count,
-                rejected: projection.rejected.count, file: path, sha256: digest, bytes: bytes)
+            try connection.query(PostgresQuery(unsafeSQL: "DROP TABLE " + names.map { "\"\($0)\"" }.joined(separator: ", ")))
         }
+        recorded = true
+        logger.info("archived", metadata: ["partitions": "\(names)", "events": "\(events)", "file": "\(path)"])
+        try ArchiveSnapshot.removeSuperseded(keys, by: id, on: connection)
+        return Report(
+            partitions: names, events: events, boundary: boundary, devices: touched.count,
+            rejected: projection.rejected.count, file: path, sha256: digest, bytes: bytes)
     }
 
     /// The oldest partitions, in order, whose every event was recorded before `before`, locked

@@ -61,8 +61,13 @@ public struct Replay: Sendable {
     }
 
     func recompute(from source: PostgresConnectionPool, pageSize: Int = 10_000, progress: @escaping @Sendable (Int) -> Void) async throws -> Projection {
+        // One snapshot for the archive's boundary and the log after it: an archive that
+        // commits meanwhile (a standby replaying it, too) is not seen half.
         try await source.withConnection { [self] connection in
-            try recompute(until: nil, pageSize: pageSize, progress: progress, on: connection)
+            try connection.transaction { connection in
+                try connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                return try recompute(until: nil, pageSize: pageSize, progress: progress, on: connection)
+            }
         }
     }
 
@@ -94,6 +99,8 @@ public struct Replay: Sendable {
     public func rebuild(progress: @escaping @Sendable (Int) -> Void = { _ in }) async throws -> Projection {
         try await pool.transaction { [self] connection in
             try connection.query("SELECT pg_advisory_xact_lock(\(AnalyticsRollup.lockKey))")
+            // No archive commits while this reads its boundary and then the log.
+            try connection.query("SELECT pg_advisory_xact_lock_shared(\(ArchiveSnapshot.lockKey))")
             while try AnalyticsRollup.countPage(pageSize: 10_000, locked: true, on: connection) == 10_000 {}
             let checkpoint = try AnalyticsRollup.checkpoint(on: connection)
             let projection = try recompute(until: checkpoint, pageSize: 10_000, progress: progress, on: connection)

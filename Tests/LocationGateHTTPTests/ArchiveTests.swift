@@ -86,6 +86,14 @@ struct ArchiveTests {
         #expect(try await ReplayTests.rows(pool, appID) == devices, "a rebuild from the boundary gives the same devices")
         #expect(try AnalyticsFormat.json(try await service.analytics(prompts)) == analytics, "and counts the same analytics")
 
+        // An archive that failed after writing its snapshot's rows: not recorded, so not read.
+        try await pool.query(
+            """
+            INSERT INTO stream_snapshots (app_id, user_id, device_id, archive_id, version, state_id, milestones)
+            SELECT app_id, user_id, device_id, 999, version + 100, state_id, 0 FROM stream_snapshots LIMIT 5
+            """)
+        #expect(try await replay.verify().isEmpty, "rows of an unrecorded archive are not part of the snapshot")
+
         // More events, a second archive that starts from the first one's snapshot.
         for start in stride(from: 300, to: 420, by: 30) {
             appended += try await service.ingest(appID: appID, submissions: (start..<(start + 30)).flatMap { simulator.device($0) }).count
@@ -95,6 +103,11 @@ struct ArchiveTests {
         try Self.checkFile(second)
         #expect(Int64(report.events + second.events) + (try await Self.count(pool)) == Int64(appended))
         #expect(try await replay.verify().isEmpty)
+        // One snapshot row per stream: the unrecorded ones removed, the superseded ones too.
+        let snapshotRows = try await pool.query(
+            "SELECT count(*), count(DISTINCT (app_id, user_id, device_id)), max(archive_id) FROM stream_snapshots").first
+        #expect(try snapshotRows?.decode(0, as: Int64.self) == snapshotRows?.decode(1, as: Int64.self))
+        #expect(try snapshotRows?.decode(2, as: Int64.self) != 999)
         let secondDevices = try await ReplayTests.rows(pool, appID)
         #expect(try await replay.rebuild().devices.count == 420)
         #expect(try await ReplayTests.rows(pool, appID) == secondDevices)
