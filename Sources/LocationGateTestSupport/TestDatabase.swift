@@ -73,6 +73,13 @@ public enum TestDatabase {
         PostgresConnectionPool(configuration: try await configuration(), size: size, waitTimeout: .seconds(60), logger: logger)
     }
 
+    /// A pool on a migrated database of its own, for tests of whole-database operations: a
+    /// rebuild holds the analytics rollup's lock (other tests' analytics would wait for it), an
+    /// archive drops partitions of every app.
+    public static func privatePool(prefix: String, size: Int = 4) async throws -> PostgresConnectionPool {
+        PostgresConnectionPool(configuration: try await create(prefix: prefix), size: size, waitTimeout: .seconds(60), logger: logger)
+    }
+
     /// Registers an app so that streams may reference it, and returns its id.
     public static func makeApp(_ pool: PostgresConnectionPool, name: String = "test") async throws -> UUID {
         let id = UUID()

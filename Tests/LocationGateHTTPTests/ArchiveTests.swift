@@ -16,9 +16,7 @@ struct ArchiveTests {
     /// A database whose partitions hold `partitionSize` positions each, so that a few thousand
     /// events fill several.
     static func smallPartitions() async throws -> PostgresConnectionPool {
-        let pool = PostgresConnectionPool(
-            configuration: try await TestDatabase.create(prefix: "locgate_archive"), size: 4, waitTimeout: .seconds(60),
-            logger: TestDatabase.logger)
+        let pool = try await TestDatabase.privatePool(prefix: "locgate_archive")
         try await pool.withConnection { connection in
             for partition in try EventLog.partitions(on: connection) {
                 try connection.execute("DROP TABLE \(partition.name)")

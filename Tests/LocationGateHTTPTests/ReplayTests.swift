@@ -11,7 +11,9 @@ struct ReplayTests {
     @Test("Random populations, reported with choices or with observations only (O2): verify is clean, a rebuild changes nothing and counts the same analytics, a tampered row is found, diffed and repaired",
           arguments: [(UInt64(7), false), (1234, false), (99, true)])
     func rebuildEqualsInline(seed: UInt64, observationsOnly: Bool) async throws {
-        let pool = try await TestDatabase.pool(size: 4)
+        // A database of its own: a rebuild holds the rollup's lock, which other tests'
+        // analytics would wait for.
+        let pool = try await TestDatabase.privatePool(prefix: "locgate_replay")
         let service = GateService(pool: pool, logger: TestDatabase.logger)
         let appID = try await TestDatabase.makeApp(pool)
         _ = try await service.features.put(appID: appID, feature: Feature(key: "trip-log", requires: .always, services: [.visits]))
