@@ -155,6 +155,9 @@ CREATE TABLE stream_snapshots (
     version bigint NOT NULL,
     state_id bigint NOT NULL,
     milestones integer NOT NULL,
+    -- The latest occurredAt of the stream's archived events: a state "as of" an earlier time
+    -- lies in the archive.
+    last_occurred_at timestamptz NOT NULL,
     PRIMARY KEY (app_id, user_id, device_id, archive_id)
 );
 

@@ -51,25 +51,48 @@ enum ArchiveSnapshot {
     /// Saves the states of `devices` at the new boundary under `archive` (their states' texts
     /// into the dictionary of states first), 2,000 a statement, each its own transaction: a
     /// long writing transaction would hold back the global order of every reader.
-    static func save(_ devices: [DeviceStateStore.Row], archive: Int64, on connection: PostgresConnection) throws {
+    /// `lastOccurred` is each device's latest occurredAt among this archive's events (an
+    /// earlier archive's, when later, is kept).
+    static func save(
+        _ devices: [DeviceStateStore.Row], lastOccurred: [StreamKey: Date], archive: Int64, on connection: PostgresConnection
+    ) throws {
         for start in stride(from: 0, to: devices.count, by: 2000) {
             let chunk = devices[start..<min(start + 2000, devices.count)]
             try connection.query(
                 """
                 WITH n AS (
-                    SELECT a, u, d, v, s, hashtextextended(s::text, 0) AS h, m
+                    SELECT a, u, d, v, s, hashtextextended(s::text, 0) AS h, m,
+                           greatest(o, (SELECT max(p.last_occurred_at) FROM stream_snapshots p JOIN event_archives e ON e.id = p.archive_id
+                                        WHERE p.app_id = a AND p.user_id = u AND p.device_id = d)) AS o
                     FROM unnest(\(PostgresArray(chunk.map { $0.key.appID })), \(PostgresArray(chunk.map { $0.key.userID })),
                                 \(PostgresArray(chunk.map { $0.key.deviceID })), \(PostgresArray(chunk.map { $0.version })),
                                 \(PostgresArray(json: chunk.map { $0.state.storedJSON })),
-                                \(PostgresArray(chunk.map { Int64($0.milestones.rawValue) }))) AS n(a, u, d, v, s, m)),
+                                \(PostgresArray(chunk.map { Int64($0.milestones.rawValue) })),
+                                \(PostgresArray(chunk.map { lastOccurred[$0.key] ?? Date(timeIntervalSince1970: 0) })))
+                        AS n(a, u, d, v, s, m, o)),
                 kinds AS (
                     INSERT INTO device_state_kinds (state_id, state)
                     SELECT DISTINCT ON (h) h, s FROM n ORDER BY h
                     ON CONFLICT (state_id) DO NOTHING)
-                INSERT INTO stream_snapshots (app_id, user_id, device_id, archive_id, version, state_id, milestones)
-                SELECT a, u, d, \(archive), v, h, m FROM n
+                INSERT INTO stream_snapshots (app_id, user_id, device_id, archive_id, version, state_id, milestones, last_occurred_at)
+                SELECT a, u, d, \(archive), v, h, m, o FROM n
                 """)
         }
+    }
+
+    /// One stream's state at the boundary: its version, state and the latest occurredAt of its
+    /// archived events; nil when none of its events was archived.
+    static func stream(_ key: StreamKey, on connection: PostgresConnection) throws -> (version: Int64, state: DeviceState, lastOccurredAt: Date)? {
+        guard let row = try connection.query(
+            """
+            SELECT s.version, k.state::text, s.last_occurred_at
+            FROM stream_snapshots s
+            JOIN event_archives a ON a.id = s.archive_id
+            JOIN device_state_kinds k USING (state_id)
+            WHERE s.app_id = \(key.appID) AND s.user_id = \(key.userID) AND s.device_id = \(key.deviceID)
+            ORDER BY s.archive_id DESC LIMIT 1
+            """).first else { return nil }
+        return (try row.decode(0), try JSONText.state(try row.decode(1)), try row.decode(2))
     }
 
     /// Saves the counters of one archive's events.

@@ -109,6 +109,7 @@ public struct EventArchive: Sendable {
         }
         var projection = try ArchiveSnapshot.load(appID: nil, rollups: false, on: connection)
         var touched: Set<StreamKey> = []
+        var lastOccurred: [StreamKey: Date] = [:]
         var hasher = SHA256()
         var bytes = 0
         func write(_ text: String) throws {
@@ -125,6 +126,7 @@ public struct EventArchive: Sendable {
             for event in page.events {
                 projection.fold(event)
                 touched.insert(event.stream)
+                lastOccurred[event.stream] = max(lastOccurred[event.stream] ?? event.occurredAt, event.occurredAt)
             }
             try write(page.csv)
             events += page.events.count
@@ -136,7 +138,7 @@ public struct EventArchive: Sendable {
 
         // 3. The snapshot's rows, not yet counted: no archive row names them.
         let keys = Array(touched)
-        try ArchiveSnapshot.save(keys.compactMap { projection.devices[$0] }, archive: id, on: connection)
+        try ArchiveSnapshot.save(keys.compactMap { projection.devices[$0] }, lastOccurred: lastOccurred, archive: id, on: connection)
         try ArchiveSnapshot.save(projection.rollups, archive: id, on: connection)
 
         // 4. Record the archive and drop the partitions, in one short transaction.

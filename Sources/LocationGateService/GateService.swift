@@ -308,14 +308,26 @@ public final class GateService: Sendable {
     }
 
     /// The state after `version` events, or after the longest prefix whose events all occurred
-    /// at or before `asOf` (SPEC §5).
+    /// at or before `asOf` (SPEC §5). When the stream's first events were archived, the
+    /// computation starts from its state at the archive boundary, and a version or time before
+    /// it is not found (it lies in the archive file).
     public func state(_ key: StreamKey, asOf: Date?, version: Int64?) async throws(ServiceError) -> StateView {
-        let events = try await allEvents(key)
-        if let version, version > Int64(events.count) {
-            throw ServiceError(.notFound, "the stream has \(events.count) events, not \(version)")
+        var (archived, events) = try await archivedPrefixAndEvents(key)
+        let first = archived?.version ?? 0
+        if let version, version > first + Int64(events.count) {
+            throw ServiceError(.notFound, "the stream has \(first + Int64(events.count)) events, not \(version)")
         }
-        var state = DeviceState()
-        var reached: Int64 = 0
+        if let archived {
+            if let version, version < archived.version {
+                throw ServiceError(.notFound, "versions 1-\(archived.version) of the stream are archived: the earliest state kept is at version \(archived.version)")
+            }
+            if let asOf, asOf < archived.lastOccurredAt {
+                throw ServiceError(.notFound, "the stream's events before \(RFC3339.string(from: archived.lastOccurredAt)) are archived")
+            }
+        }
+        var state = archived?.state ?? DeviceState()
+        var reached = first
+        if version == first { events = [] }
         for recorded in events {
             if let version, recorded.version > version { break }
             if let asOf, recorded.occurredAt > asOf { break }
@@ -327,6 +339,26 @@ public final class GateService: Sendable {
         }
         let features = try await catalog(key.appID)
         return StateView(version: reached, state: state, decisions: features.map { state.decide($0, version: reached) })
+    }
+
+    /// The stream's state at the archive boundary (nil when none of its events was archived)
+    /// and its events after it. Read again when an archive committed between the two reads
+    /// (the events then do not start right after the snapshot's version).
+    func archivedPrefixAndEvents(
+        _ key: StreamKey
+    ) async throws(ServiceError) -> ((version: Int64, state: DeviceState, lastOccurredAt: Date)?, [RecordedEvent]) {
+        var attempt = 0
+        while true {
+            attempt += 1
+            let archived = try await database {
+                try await reads.read { [log, readLog] onStandby in
+                    try await (onStandby ? readLog : log).pool.withConnection { try ArchiveSnapshot.stream(key, on: $0) }
+                }
+            }
+            let events = try await allEvents(key)
+            let next = (archived?.version ?? 0) + 1
+            if events.first.map({ $0.version == next }) ?? true || attempt == 3 { return (archived, events) }
+        }
     }
 
     /// History, paged by version (SPEC §5): `limit` 100 by default, 1,000 at most.

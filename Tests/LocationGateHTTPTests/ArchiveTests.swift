@@ -49,6 +49,10 @@ struct ArchiveTests {
         let again = try await service.ingest(appID: appID, submissions: firstBatch)
         #expect(again.allSatisfy(\.duplicate) && again.count == firstBatch.count)
         #expect(try await Self.count(pool) == Int64(appended))
+        // One more event of the first device, into the newest partition: after the archive its
+        // stream starts in the snapshot and goes on in the log.
+        let later = #"{"events": [{"id": "\#(UUID().uuidString)", "userId": "user-0", "deviceId": "device-0", "occurredAt": "\#(RFC3339Now.string)", "type": "appStateChanged", "data": {"state": "background"}}]}"#
+        appended += try await service.ingest(appID: appID, body: Data(later.utf8)).count
 
         let replay = Replay(pool: pool, appID: appID, logger: TestDatabase.logger)
         #expect(try await replay.verify().isEmpty)
@@ -84,11 +88,38 @@ struct ArchiveTests {
         #expect(try await ReplayTests.rows(pool, appID) == devices, "a rebuild from the boundary gives the same devices")
         #expect(try AnalyticsFormat.json(try await service.analytics(prompts)) == analytics, "and counts the same analytics")
 
+        // A device whose first events were archived and whose later ones are still in the log:
+        // its state as of the boundary version is the snapshot's, earlier ones are archived,
+        // the current one is the stored one, and its history starts after the boundary.
+        let straddling = try #require(try await pool.query(
+            """
+            SELECT s.user_id, s.device_id, s.version, min(e.version), d.version, d.state::text, k.state::text
+            FROM stream_snapshots s JOIN device_state_kinds k USING (state_id)
+            JOIN events e USING (app_id, user_id, device_id)
+            JOIN device_states d USING (app_id, user_id, device_id)
+            WHERE s.user_id = 'user-0' AND s.device_id = 'device-0' GROUP BY 1, 2, 3, 5, 6, 7
+            """).first)
+        let key = StreamKey(appID: appID, userID: try straddling.decode(0), deviceID: try straddling.decode(1))
+        let boundaryVersion: Int64 = try straddling.decode(2)
+        let firstInLog: Int64 = try straddling.decode(3)
+        let currentVersion: Int64 = try straddling.decode(4)
+        let currentState = try Self.state(try straddling.decode(5))
+        let snapshotState = try Self.state(try straddling.decode(6))
+        #expect(firstInLog == boundaryVersion + 1, "the log holds the versions after the snapshot's")
+        let atBoundary = try await service.state(key, asOf: nil, version: boundaryVersion)
+        #expect(atBoundary.version == boundaryVersion && atBoundary.state == snapshotState)
+        await #expect(throws: ServiceError.self) { try await service.state(key, asOf: nil, version: boundaryVersion - 1) }
+        await #expect(throws: ServiceError.self) { try await service.state(key, asOf: Date(timeIntervalSince1970: 0), version: nil) }
+        let current = try await service.state(key, asOf: nil, version: nil)
+        #expect(current.version == currentVersion && current.state == currentState)
+        let history = try await service.history(key, afterVersion: 0, limit: 100)
+        #expect(history.entries.first?.version == boundaryVersion + 1)
+
         // An archive that failed after writing its snapshot's rows: not recorded, so not read.
         try await pool.query(
             """
-            INSERT INTO stream_snapshots (app_id, user_id, device_id, archive_id, version, state_id, milestones)
-            SELECT app_id, user_id, device_id, 999, version + 100, state_id, 0 FROM stream_snapshots LIMIT 5
+            INSERT INTO stream_snapshots (app_id, user_id, device_id, archive_id, version, state_id, milestones, last_occurred_at)
+            SELECT app_id, user_id, device_id, 999, version + 100, state_id, 0, last_occurred_at FROM stream_snapshots LIMIT 5
             """)
         #expect(try await replay.verify().isEmpty, "rows of an unrecorded archive are not part of the snapshot")
 
@@ -121,6 +152,19 @@ struct ArchiveTests {
         let differences = try await replay.verify()
         #expect(differences.count == 1 && differences.first?.detail.contains("milestones") == true, "\(differences)")
         await pool.close()
+    }
+
+    /// Now, as RFC 3339 (an event's occurredAt).
+    enum RFC3339Now {
+        static var string: String {
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = [.withInternetDateTime]
+            return formatter.string(from: Date())
+        }
+    }
+
+    static func state(_ text: String) throws -> DeviceState {
+        try JSONDecoder().decode(DeviceState.self, from: Data(text.utf8))
     }
 
     static func count(_ pool: PostgresConnectionPool) async throws -> Int64 {
