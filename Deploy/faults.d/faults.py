@@ -19,11 +19,14 @@ import json
 import os
 import random
 import signal
-import statistics
 import subprocess
+import sys
 import threading
 import time
 import uuid
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+from loadclient import classify, event, percentile, request  # noqa: E402
 
 
 class Servers:
@@ -62,40 +65,6 @@ class Servers:
                     process.wait(10)
                 except subprocess.TimeoutExpired:
                     process.kill()
-
-
-def request(method, port, path, key=None, body=None, raw=None, timeout=10):
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        headers = {"Content-Type": "application/json"}
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
-        connection.request(method, path, body=data, headers=headers)
-        response = connection.getresponse()
-        text = response.read()
-        try:
-            parsed = json.loads(text) if text else {}
-        except ValueError:
-            parsed = {}
-        return response.status, parsed
-    finally:
-        connection.close()
-
-
-def classify(status, body):
-    code = body.get("error", {}).get("code") if isinstance(body, dict) else None
-    return f"HTTP {status} {code or ''}".strip()
-
-
-def event(user, device, index):
-    return {"id": str(uuid.uuid4()), "userId": user, "deviceId": device, "occurredAt": "2026-11-22T10:00:00Z",
-            "type": "appStateChanged", "data": {"state": "foreground" if index % 2 == 0 else "background"}}
-
-
-def percentile(values, fraction):
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, int(round(fraction * len(ordered))) - 1))] if ordered else None
 
 
 def psql(args, sql):
