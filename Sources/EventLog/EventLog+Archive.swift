@@ -12,12 +12,18 @@ extension EventLog {
     /// The next events below `boundary` after `position`, in global order, with each one's line
     /// of the archive file. The caller holds the partitions in SHARE mode, so every row there is
     /// committed and no new one comes: no need to stay below the oldest running transaction.
+    /// PostgreSQL writes the lines (quoting in C is about ten times faster than in Swift here);
+    /// the events come without their outcomes, which a replay computes again.
     public static func exportPage(
         below boundary: Int64, after position: LogPosition, limit: Int, on connection: PostgresConnection
     ) throws -> (events: [RecordedEvent], csv: String) {
         let rows = try connection.query(
             """
-            SELECT \(unescaped: columns), occurred_at::text, recorded_at::text FROM events
+            SELECT \(unescaped: columnsWithoutOutcome),
+                   concat_ws(',', position, tx_id, app_id, \(unescaped: csv("user_id")), \(unescaped: csv("device_id")), version,
+                             event_id, \(unescaped: csv("type")), \(unescaped: csv("data::text")), \(unescaped: csv("occurred_at::text")),
+                             \(unescaped: csv("recorded_at::text")), CASE WHEN outcome IS NULL THEN '' ELSE \(unescaped: csv("outcome::text")) END)
+            FROM events
             WHERE position < \(boundary)
               AND (tx_id, position) > (\(String(position.transactionID))::xid8, \(position.position))
             ORDER BY events.tx_id, events.position
@@ -25,18 +31,16 @@ extension EventLog {
             """)
         let events = try decode(rows)
         var csv = ""
-        for (row, event) in zip(rows, events) {
-            let outcome = event.outcome.map(csvField) ?? ""
-            csv += "\(event.logPosition.position),\(event.logPosition.transactionID),\(event.stream.appID.uuidString.lowercased()),"
-            csv += "\(csvField(event.stream.userID)),\(csvField(event.stream.deviceID)),\(event.version),"
-            csv += "\(event.id.uuidString.lowercased()),\(csvField(event.type)),\(csvField(event.data)),"
-            csv += "\(csvField(try row.decode(12, as: String.self))),\(csvField(try row.decode(13, as: String.self))),\(outcome)\n"
+        for row in rows {
+            csv += try row.decode(12, as: String.self)
+            csv += "\n"
         }
         return (events, csv)
     }
 
-    /// A CSV field, always quoted (so an empty text is not read back as NULL), quotes doubled.
-    static func csvField(_ text: String) -> String {
-        "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    /// A CSV field in SQL: always quoted (so an empty text is not read back as NULL), quotes
+    /// doubled.
+    static func csv(_ expression: String) -> String {
+        "'\"' || replace(\(expression), '\"', '\"\"') || '\"'"
     }
 }

@@ -6,8 +6,8 @@ import PostgresClient
 
 /// `locgate archive --before DATE`: exports the oldest partitions of the log whose every event
 /// was recorded before DATE to a checksummed CSV file, moves the replay's starting point (the
-/// snapshot of device states and the archived analytics counters) past them, and drops them,
-/// in one transaction. Device states, rollups and the record of the archive stay.
+/// snapshot of device states and the archived analytics counters) past them, and drops them.
+/// Device states, rollups and the record of the archive stay.
 ///
 /// Only whole partitions go, oldest first, and never one that holds or will hold the positions
 /// of new appends. Run it as the tables' owner (the role of `locgate migrate`): dropping a
@@ -53,11 +53,11 @@ public struct EventArchive: Sendable {
     /// One archive run at a time (a session lock, held for the whole run).
     static let runLockKey = Int64(0x6172_6368_6976_66)
 
-    /// Archives, on one connection. Only the last step writes the log's tables in a
-    /// transaction of any length: the export and the snapshot's rows are written by short
-    /// statements of their own, because a transaction that holds a transaction id holds back
-    /// the global order every subscriber reads (`EventLog.read`); the last one records the
-    /// archive and drops the partitions, briefly taking `events` exclusively.
+    /// Archives, on one connection, without a long writing transaction: a transaction that
+    /// holds a transaction id holds back the global order every subscriber reads
+    /// (`EventLog.read`), so the export reads with plain statements, the snapshot's rows are
+    /// written 2,000 a statement, and only the last, short transaction records the archive
+    /// and drops the partitions (briefly taking `events` exclusively).
     public func archive(before: Date, into directory: String, pageSize: Int = 10_000) async throws -> Report {
         // Everything acknowledged counted by the rollup first, as `verify` does.
         try await AnalyticsRollup(pool: pool, logger: logger).catchUp(waitForInFlightCommits: true, patience: .seconds(60))
