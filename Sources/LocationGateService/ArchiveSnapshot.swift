@@ -17,20 +17,28 @@ enum ArchiveSnapshot {
     static func load(appID: UUID?, rollups: Bool = true, on connection: PostgresConnection) throws -> Replay.Projection {
         var projection = Replay.Projection()
         let filter: PostgresQuery = appID.map { "AND s.app_id = \($0)" } ?? ""
+        // States repeat (a few thousand kinds for millions of devices): each is decoded once.
+        var kinds: [Int64: DeviceState] = [:]
+        for row in try connection.query(
+            """
+            SELECT k.state_id, k.state::text FROM device_state_kinds k
+            WHERE k.state_id IN (SELECT DISTINCT state_id FROM stream_snapshots)
+            """) {
+            kinds[try row.decode(0)] = try JSONText.state(try row.decode(1))
+        }
         for row in try connection.query(PostgresQuery(
             unsafeSQL: """
                 SELECT DISTINCT ON (s.app_id, s.user_id, s.device_id)
-                       s.app_id, s.user_id, s.device_id, s.version, k.state::text, s.milestones
+                       s.app_id, s.user_id, s.device_id, s.version, s.state_id, s.milestones
                 FROM stream_snapshots s
                 JOIN event_archives a ON a.id = s.archive_id
-                JOIN device_state_kinds k USING (state_id)
                 WHERE true \(filter.sql)
                 ORDER BY s.app_id, s.user_id, s.device_id, s.archive_id DESC
                 """, binds: filter.binds)) {
             let key = StreamKey(appID: try row.decode(0), userID: try row.decode(1), deviceID: try row.decode(2))
+            guard let state = kinds[try row.decode(4)] else { throw PostgresError(.decoding, message: "a snapshot's state is missing from device_state_kinds") }
             projection.devices[key] = DeviceStateStore.Row(
-                key: key, version: try row.decode(3), state: try JSONText.state(try row.decode(4)),
-                milestones: DeviceMilestones(rawValue: try row.decode(5)))
+                key: key, version: try row.decode(3), state: state, milestones: DeviceMilestones(rawValue: try row.decode(5)))
         }
         guard rollups else { return projection }
         let rollupFilter: PostgresQuery = appID.map { "AND r.app_id = \($0)" } ?? ""
