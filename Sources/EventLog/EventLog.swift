@@ -70,7 +70,7 @@ public struct EventLog: Sendable {
     ) throws -> [AppendResult] {
         guard !events.isEmpty else { return [] }
         // 1. Lock every stream of the batch first, in one sorted order, before any write (see
-        //    `lockStreams`), and before the idempotency lookup: the log is partitioned, each
+        //    `lock(_:on:)`), and before the idempotency lookup: the log is partitioned, each
         //    partition's unique index covers its own rows only, and a concurrent retry of the
         //    same event may be committing into another partition. Under the lock, the lookup
         //    (a statement of its own, with a fresh snapshot) sees it.
@@ -107,7 +107,7 @@ public struct EventLog: Sendable {
         }
         guard !order.isEmpty else { return events.compactMap { duplicates[$0.id] } }
         // 4. The streams' versions, stable under the locks.
-        let versions = try lockStreams(appID: appID, keys: order.sorted(), alreadyLocked: true, on: connection)
+        let versions = try streamVersions(appID: appID, keys: order.sorted(), on: connection)
         // 5. Versions and expectedVersion checks.
         var appends: [StreamAppend] = []
         for key in order {
@@ -178,20 +178,10 @@ public struct EventLog: Sendable {
         return results
     }
 
-    /// Locks the streams and returns their versions.
-    ///
-    /// The locks are transaction-level advisory locks on a 64-bit hash of each stream, taken in
-    /// ascending order (so two batches never deadlock) and before the transaction writes
-    /// anything. That order matters: a transaction gets its id at its first write, so a writer
-    /// that waits for a stream gets a larger id than the one it waited for, and the global
-    /// order `(tx_id, position)` agrees with every stream's version order. (A row lock such as
-    /// SELECT ... FOR UPDATE would assign the id before waiting and break that.)
-    static func lockStreams(
-        appID: UUID, keys: [StreamKey], alreadyLocked: Bool, on connection: PostgresConnection
-    ) throws -> [StreamKey: Int64] {
-        if !alreadyLocked { try lock(keys, on: connection) }
-        // The locks make the versions read below stable until commit; a stream without a row
-        // is at version 0, and the append's upsert of the heads creates it.
+    /// The streams' versions, read under their locks (`lock(_:on:)`), which keep them stable
+    /// until commit.
+    static func streamVersions(appID: UUID, keys: [StreamKey], on connection: PostgresConnection) throws -> [StreamKey: Int64] {
+        // A stream without a row is at version 0; the append's upsert of the heads creates it.
         let users = PostgresArray(keys.map(\.userID))
         let devices = PostgresArray(keys.map(\.deviceID))
         let rows = try connection.query(
@@ -209,10 +199,15 @@ public struct EventLog: Sendable {
         return versions
     }
 
-    /// Takes the streams' append locks (transaction-level advisory locks, in ascending order)
-    /// for a caller that runs several appends in one transaction: it must lock every stream they
-    /// write before the first of them writes, for the reason given at `lockStreams`. Locks are
-    /// reentrant, so the appends taking them again is harmless.
+    /// Takes the streams' append locks: transaction-level advisory locks on a 64-bit hash of
+    /// each stream, in ascending order (so two batches never deadlock), before the transaction
+    /// writes anything. That order matters: a transaction gets its id at its first write, so a
+    /// writer that waits for a stream gets a larger id than the one it waited for, and the
+    /// global order `(tx_id, position)` agrees with every stream's version order. (A row lock
+    /// such as SELECT ... FOR UPDATE would assign the id before waiting and break that.)
+    ///
+    /// A caller that runs several appends in one transaction (group commit) locks every stream
+    /// they write before the first of them writes, and passes `streamsLocked`.
     public static func lock(_ streams: [StreamKey], on connection: PostgresConnection) throws {
         let lockKeys = Set(streams.map(\.lockKey)).sorted()
         try connection.query(
