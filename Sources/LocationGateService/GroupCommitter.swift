@@ -185,18 +185,22 @@ final class GroupCommitter: Sendable {
         (error as? PostgresError)?.isUniqueViolation == true
     }
 
+    /// The log outran its partitions.
     private static func isMissingPartition(_ error: any Error) -> Bool {
-        if let postgres = error as? PostgresError { return postgres.isMissingPartition }
-        if case .database(let underlying)? = error as? EventLogError { return isMissingPartition(underlying) }
-        return false
+        databaseError(error)?.isMissingPartition == true
     }
 
     /// The database itself failed (unreachable, restarting, out of connections): every request
     /// the transaction touched fails with it, and appending them one by one would not help.
     private static func isOutage(_ error: any Error) -> Bool {
-        if let postgres = error as? PostgresError { return postgres.isUnavailable }
-        if case .database(let underlying)? = error as? EventLogError { return isOutage(underlying) }
-        return false
+        databaseError(error)?.isUnavailable == true
+    }
+
+    /// The database's error, as thrown or wrapped by the event log.
+    private static func databaseError(_ error: any Error) -> PostgresError? {
+        if let postgres = error as? PostgresError { return postgres }
+        if case .database(let underlying)? = error as? EventLogError { return databaseError(underlying) }
+        return nil
     }
 
     /// Appends the requests of each app as one combined batch: one set of statements for all
