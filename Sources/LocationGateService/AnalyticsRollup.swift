@@ -63,7 +63,7 @@ public struct RollupCounts: Sendable {
     func upsert(on connection: PostgresConnection) throws {
         guard !counts.isEmpty else { return }
         let rows = Self.sorted(counts)
-        for chunk in stride(from: 0, to: rows.count, by: 5000).map({ rows[$0..<min($0 + 5000, rows.count)] }) {
+        for chunk in rows.chunks(of: 5000) {
             try connection.query(
                 """
                 INSERT INTO analytics_rollups (app_id, day, platform, os_major, app_version, metric, key, count)
@@ -88,7 +88,7 @@ public struct RollupCounts: Sendable {
             days[daily, default: 0] += count
         }
         let dayRows = Self.sorted(days)
-        for chunk in stride(from: 0, to: dayRows.count, by: 5000).map({ dayRows[$0..<min($0 + 5000, dayRows.count)] }) {
+        for chunk in dayRows.chunks(of: 5000) {
             try connection.query(
                 """
                 INSERT INTO analytics_days (app_id, day, metric, key, count)
@@ -109,7 +109,7 @@ public struct RollupCounts: Sendable {
             totals[total, default: 0] += count
         }
         let totalRows = Self.sorted(totals)
-        for chunk in stride(from: 0, to: totalRows.count, by: 5000).map({ totalRows[$0..<min($0 + 5000, totalRows.count)] }) {
+        for chunk in totalRows.chunks(of: 5000) {
             try connection.query(
                 """
                 INSERT INTO analytics_totals (app_id, platform, os_major, app_version, metric, key, count)

@@ -64,8 +64,7 @@ enum ArchiveSnapshot {
     static func save(
         _ devices: [DeviceStateStore.Row], lastOccurred: [StreamKey: Date], archive: Int64, on connection: PostgresConnection
     ) throws {
-        for start in stride(from: 0, to: devices.count, by: 2000) {
-            let chunk = devices[start..<min(start + 2000, devices.count)]
+        for chunk in devices.chunks(of: 2000) {
             try connection.query(
                 """
                 WITH n AS (
@@ -105,9 +104,7 @@ enum ArchiveSnapshot {
 
     /// Saves the counters of one archive's events.
     static func save(_ rollups: RollupCounts, archive: Int64, on connection: PostgresConnection) throws {
-        let rows = Array(rollups.counts)
-        for start in stride(from: 0, to: rows.count, by: 5000) {
-            let chunk = rows[start..<min(start + 5000, rows.count)]
+        for chunk in Array(rollups.counts).chunks(of: 5000) {
             try connection.query(
                 """
                 INSERT INTO archived_rollups (archive_id, app_id, day, platform, os_major, app_version, metric, key, count)
@@ -129,8 +126,7 @@ enum ArchiveSnapshot {
 
     /// The rows of `keys` that a newer recorded archive replaced, 2,000 streams a statement.
     static func removeSuperseded(_ keys: [StreamKey], by archive: Int64, on connection: PostgresConnection) throws {
-        for start in stride(from: 0, to: keys.count, by: 2000) {
-            let chunk = keys[start..<min(start + 2000, keys.count)]
+        for chunk in keys.chunks(of: 2000) {
             try connection.query(
                 """
                 DELETE FROM stream_snapshots s

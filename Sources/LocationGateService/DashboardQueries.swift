@@ -40,7 +40,7 @@ extension GateService {
                     "SELECT state_id, sum(devices)::bigint FROM device_counts WHERE app_id = \(appID) GROUP BY 1 HAVING sum(devices) <> 0")
                     .map { row -> (Int64, Int64) in (try row.decode(0), try row.decode(1)) }
                 let missing = counts.map(\.0).filter { stateKinds.state($0) == nil }
-                for chunk in stride(from: 0, to: missing.count, by: 5000).map({ missing[$0..<min($0 + 5000, missing.count)] }) {
+                for chunk in missing.chunks(of: 5000) {
                     for row in try connection.query(
                         "SELECT state_id, state::text FROM device_state_kinds WHERE state_id = ANY(\(PostgresArray(Array(chunk))))") {
                         if let state = try? JSONText.state(try row.decode(1)) { stateKinds.insert(try row.decode(0), state) }

@@ -105,8 +105,8 @@ public struct Replay: Sendable {
             let checkpoint = try AnalyticsRollup.checkpoint(on: connection)
             let projection = try recompute(until: checkpoint, pageSize: 10_000, progress: progress, on: connection)
             for (appID, devices) in Dictionary(grouping: projection.devices.values, by: \.key.appID) {
-                for start in stride(from: 0, to: devices.count, by: 2000) {
-                    try DeviceStateStore.save(appID: appID, Array(devices[start..<min(start + 2000, devices.count)]), on: connection)
+                for chunk in devices.chunks(of: 2000) {
+                    try DeviceStateStore.save(appID: appID, Array(chunk), on: connection)
                 }
             }
             try DeviceStateStore.recount(appID: appID, on: connection)
