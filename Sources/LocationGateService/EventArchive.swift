@@ -108,7 +108,7 @@ public struct EventArchive: Sendable {
             if !recorded { try? FileManager.default.removeItem(atPath: path) }
         }
         var projection = try ArchiveSnapshot.load(appID: nil, rollups: false, on: connection)
-        var touched: Set<StreamKey> = []
+        // Every archived stream, with its latest occurredAt among these events.
         var lastOccurred: [StreamKey: Date] = [:]
         var hasher = SHA256()
         var bytes = 0
@@ -125,7 +125,6 @@ public struct EventArchive: Sendable {
             let page = try EventLog.exportPage(below: boundary, after: position, limit: pageSize, on: connection)
             for event in page.events {
                 projection.fold(event)
-                touched.insert(event.stream)
                 lastOccurred[event.stream] = max(lastOccurred[event.stream] ?? event.occurredAt, event.occurredAt)
             }
             try write(page.csv)
@@ -137,7 +136,7 @@ public struct EventArchive: Sendable {
         let digest = hasher.finalize().map { String(format: "%02x", $0) }.joined()
 
         // 3. The snapshot's rows, not yet counted: no archive row names them.
-        let keys = Array(touched)
+        let keys = Array(lastOccurred.keys)
         try ArchiveSnapshot.save(keys.compactMap { projection.devices[$0] }, lastOccurred: lastOccurred, archive: id, on: connection)
         try ArchiveSnapshot.save(projection.rollups, archive: id, on: connection)
 
@@ -157,7 +156,7 @@ public struct EventArchive: Sendable {
         logger.info("archived", metadata: ["partitions": "\(names)", "events": "\(events)", "file": "\(path)"])
         try ArchiveSnapshot.removeSuperseded(keys, by: id, on: connection)
         return Report(
-            partitions: names, events: events, boundary: boundary, devices: touched.count,
+            partitions: names, events: events, boundary: boundary, devices: keys.count,
             rejected: projection.rejected.count, file: path, sha256: digest, bytes: bytes)
     }
 
