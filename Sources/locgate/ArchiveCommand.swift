@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LocationAuthorization
 import LocationGateService
 
 /// `locgate archive --before DATE`: exports the log's oldest partitions recorded before DATE
@@ -10,7 +11,7 @@ struct ArchiveCommand: AsyncParsableCommand {
         abstract: "Export the log's partitions recorded before a date to a CSV file, then drop them (run as the tables' owner).")
 
     @OptionGroup var database: DatabaseOptions
-    @Option(help: "A date (YYYY-MM-DD, UTC) or an ISO 8601 time: partitions whose every event was recorded before it go")
+    @Option(help: "A date (YYYY-MM-DD, UTC) or an RFC 3339 time: partitions whose every event was recorded before it go")
     var before: String
     @Option(help: "The directory the archive file is written to") var directory = "."
 
@@ -30,14 +31,8 @@ struct ArchiveCommand: AsyncParsableCommand {
         try printJSON(report)
     }
 
+    /// A date or an RFC 3339 time, read as the analytics' `from` and `to` are.
     static func date(_ text: String) -> Date? {
-        let day = DateFormatter()
-        day.locale = Locale(identifier: "en_US_POSIX")
-        day.timeZone = TimeZone(identifier: "UTC")
-        day.dateFormat = "yyyy-MM-dd"
-        if text.count == 10, let date = day.date(from: text) { return date }
-        let withFraction = ISO8601DateFormatter()
-        withFraction.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return ISO8601DateFormatter().date(from: text) ?? withFraction.date(from: text)
+        RFC3339.date(from: text) ?? RFC3339.date(from: text + "T00:00:00Z")
     }
 }
