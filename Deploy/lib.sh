@@ -108,6 +108,30 @@ WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'locgate_app') \gexec
 SQL
 }
 
+# bench_table OWNER_URL: pgbench's table for the single-event ingest baseline, shaped like the
+# partition events go into (its four indexes: position, global order, event id, stream
+# version), with its own position sequence. Run after `locgate migrate` and `service_role`.
+bench_table() {
+    local owner="$1" partition
+    partition="$(psql -qAtX "$owner" -c "SELECT inhrelid::regclass FROM pg_inherits WHERE inhparent = 'events'::regclass ORDER BY inhrelid::regclass::text LIMIT 1")"
+    psql -q -X "$owner" -v ON_ERROR_STOP=1 \
+        -c "CREATE TABLE bench_events (LIKE $partition INCLUDING DEFAULTS INCLUDING INDEXES INCLUDING CONSTRAINTS)" \
+        -c "CREATE SEQUENCE bench_events_position_seq OWNED BY bench_events.position" \
+        -c "ALTER TABLE bench_events ALTER COLUMN position SET DEFAULT nextval('bench_events_position_seq')" \
+        -c "GRANT ALL ON bench_events, bench_events_position_seq TO locgate_app"
+}
+
+# pgbench_latency PREFIX: p50 and p99 in ms (JSON) from pgbench's per-transaction logs
+# (`--log --log-prefix=PREFIX`), whose third field is the latency in microseconds.
+pgbench_latency() {
+    python3 - "$1" <<'PY'
+import glob, json, sys
+latencies = sorted(int(line.split()[2]) for path in glob.glob(sys.argv[1] + ".*") for line in open(path))
+pick = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] / 1000 if latencies else 0
+print(json.dumps({"transactions": len(latencies), "p50_ms": pick(0.50), "p99_ms": pick(0.99)}))
+PY
+}
+
 # Runs a command with its output kept aside: shown whole when it fails, only its last line
 # otherwise (a Swift build prints thousands of lines).
 run_quiet() {

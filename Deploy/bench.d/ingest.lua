@@ -1,6 +1,8 @@
 -- wrk: one event per request (a new device reporting that the app came to the foreground),
--- each with a fresh id. Env: LOCGATE_KEY.
+-- each with a fresh id. Env: LOCGATE_KEY; LOCGATE_RUN (optional) prefixes the user ids, so that
+-- a warm-up's devices are not the measured run's.
 local key = os.getenv("LOCGATE_KEY")
+local run = os.getenv("LOCGATE_RUN") or "bench"
 local counter = 0
 local thread_id = 0
 setup = function(thread)
@@ -19,7 +21,7 @@ init = function(args)
 end
 request = function()
     counter = counter + 1
-    local body = '{"events": [{"id": "' .. uuid() .. '", "userId": "bench-' .. (tid or 0) .. '", "deviceId": "d-' .. counter ..
+    local body = '{"events": [{"id": "' .. uuid() .. '", "userId": "' .. run .. '-' .. (tid or 0) .. '", "deviceId": "d-' .. counter ..
         '", "occurredAt": "2026-11-22T10:00:00Z", "type": "appStateChanged", "data": {"state": "foreground"}}]}'
     return wrk.format("POST", "/v1/events", { ["Authorization"] = "Bearer " .. key, ["Content-Type"] = "application/json" }, body)
 end

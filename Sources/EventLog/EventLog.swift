@@ -133,9 +133,11 @@ public struct EventLog: Sendable {
                 }
             }
         }
-        // 7. Insert every event in one statement, and move the stream heads.
+        // 7. Insert every event in one statement, and move the stream heads. Both are queued
+        //    (`send`): they reach the server with the projection's writes and COMMIT, in one
+        //    round trip.
         let planned = appends.flatMap(\.events).sorted { $0.index < $1.index }
-        try connection.query(
+        try connection.send(
             """
             INSERT INTO events (app_id, user_id, device_id, version, event_id, type, data, occurred_at, outcome)
             SELECT \(appID), u, d, v, i, t, j, o, r
@@ -150,7 +152,7 @@ public struct EventLog: Sendable {
         //    limit.
         let heads = appends.map { ($0.stream, $0.events.last?.version ?? $0.previousVersion) }
         let payloads = StreamChange.payloads(heads.map { StreamChange(stream: $0.0, version: $0.1) })
-        try connection.query(
+        try connection.send(
             """
             WITH moved AS (
                 INSERT INTO streams (app_id, user_id, device_id, version)
@@ -210,7 +212,8 @@ public struct EventLog: Sendable {
     /// they write before the first of them writes, and passes `streamsLocked`.
     public static func lock(_ streams: [StreamKey], on connection: PostgresConnection) throws {
         let lockKeys = Set(streams.map(\.lockKey)).sorted()
-        try connection.query(
+        // Queued: it goes with the next statement (the idempotency lookup), in order, before it.
+        try connection.send(
             "SELECT count(pg_advisory_xact_lock(k)) FROM unnest(\(PostgresArray(lockKeys))) WITH ORDINALITY AS t(k, n)")
     }
 

@@ -116,7 +116,8 @@ public enum DeviceStateStore {
     public static func save(appID: UUID, _ devices: [Row], on connection: PostgresConnection) throws {
         guard !devices.isEmpty else { return }
         let texts = devices.map(\.state.storedJSON)
-        try connection.query(
+        // Queued with the append's other writes (`send`): one round trip at COMMIT.
+        try connection.send(
             """
             INSERT INTO device_states (app_id, user_id, device_id, version, state, status, provisional, platform, os_major, app_version, milestones)
             SELECT \(appID), u, d, v, s, st, p, pl, om, av, m
@@ -152,7 +153,7 @@ public enum DeviceStateStore {
         let rows = deltas.filter { $0.value.count != 0 }.sorted { $0.key < $1.key }
         guard !rows.isEmpty else { return }
         let states = rows.map(\.value.state)
-        try connection.query(
+        try connection.send(
             """
             WITH n AS (
                 SELECT s, hashtextextended(s::text, 0) AS id, st, pl, om, av, c, i

@@ -23,6 +23,8 @@ public final class GateService: Sendable {
     let committer: GroupCommitter
     /// Batches of at most this many events go through group commit.
     static let groupCommitLimit = 100
+    /// Group commits in flight at once, by default.
+    public static let defaultGroupCommits = 4
 
     /// SPEC §5: at most 1,000 events in a batch.
     public static let maxBatchEvents = 1000
@@ -48,9 +50,11 @@ public final class GateService: Sendable {
     ///   - maxQueuedEvents: events that may wait for a group commit; more are 503 `overloaded`.
     ///   - readPool: a streaming standby for history, state as of, analytics and the dashboard's
     ///     counts (`LOCGATE_READ_DATABASE_URL`); nil reads the primary.
+    ///   - groupCommits: group-commit transactions in flight at once (`--group-commits`).
     public init(
         pool: PostgresConnectionPool, logger: Logger, cacheByteBudget: Int = DeviceStateCache.defaultByteBudget,
-        followsChanges: Bool = false, maxQueuedEvents: Int = 20_000, readPool: PostgresConnectionPool? = nil
+        followsChanges: Bool = false, maxQueuedEvents: Int = 20_000, readPool: PostgresConnectionPool? = nil,
+        groupCommits: Int = GateService.defaultGroupCommits
     ) {
         let coherence = CacheCoherence(alwaysFollowing: !followsChanges)
         self.coherence = coherence
@@ -64,7 +68,7 @@ public final class GateService: Sendable {
         self.apps = AppRegistry(pool: pool)
         self.logger = logger
         self.committer = GroupCommitter(
-            pool: pool, maxInFlight: max(1, min(4, pool.size / 2)), maxQueuedEvents: maxQueuedEvents,
+            pool: pool, maxInFlight: max(1, min(groupCommits, pool.size)), maxQueuedEvents: maxQueuedEvents,
             queueTimeout: pool.waitTimeout * 2)
     }
 

@@ -18,12 +18,17 @@ struct CommittedAppend: Sendable {
 /// Group commit for small appends: concurrent requests share one transaction and its fsync,
 /// and each is still acknowledged only after that transaction commits.
 ///
-/// Requests wait in a queue; up to `maxInFlight` drainers each take what is queued (up to
-/// `maxEvents` events), append each app's requests as one combined batch, commit once, and
-/// answer them all. When an event is refused (a version conflict, a rule), the transaction is
-/// rolled back, that request alone fails, and the others are appended again. When the database
-/// refuses the group for any other reason that is not an outage, each request is appended
-/// alone, so that one request's bad data never fails another's (least of all another app's).
+/// Requests wait in a queue; a drainer takes what is queued (up to `maxEvents` events), appends
+/// each app's requests as one combined batch, commits once, and answers them all. One drainer
+/// runs while groups commit promptly: one group at a time makes the largest groups, and
+/// concurrent groups only contend for the same index pages (measured: 4 in flight cost
+/// PostgreSQL 75% more CPU per event than 1). Another starts, up to `maxInFlight`, when the
+/// oldest queued request has waited longer than `spillAfter`: a group stuck on a lock or a slow
+/// disk then does not hold up every request behind it. When an event is refused (a version
+/// conflict, a rule), the transaction is rolled back, that request alone fails, and the others
+/// are appended again. When the database refuses the group for any other reason that is not an
+/// outage, each request is appended alone, so that one request's bad data never fails
+/// another's (least of all another app's).
 ///
 /// The queue is bounded: beyond `maxQueuedEvents` a request is refused at once, and a request
 /// that waited longer than `queueTimeout` is answered `overloaded` without being appended.
@@ -44,18 +49,22 @@ final class GroupCommitter: Sendable {
 
     private let pool: PostgresConnectionPool
     private let maxInFlight: Int
+    private let spillAfter: Duration
     private let maxEvents: Int
     let maxQueuedEvents: Int
     let queueTimeout: Duration
     private let state = Mutex(State())
     private let isolations = Counter(label: "locgate_group_commit_isolations_total")
+    private let groupsCommitted = Counter(label: "locgate_group_commits_total")
+    private let eventsCommitted = Counter(label: "locgate_group_commit_events_total")
 
     init(
-        pool: PostgresConnectionPool, maxInFlight: Int = 2, maxEvents: Int = 2000,
-        maxQueuedEvents: Int = 20_000, queueTimeout: Duration = .seconds(5)
+        pool: PostgresConnectionPool, maxInFlight: Int = 2, spillAfter: Duration = .milliseconds(20),
+        maxEvents: Int = 2000, maxQueuedEvents: Int = 20_000, queueTimeout: Duration = .seconds(5)
     ) {
         self.pool = pool
         self.maxInFlight = maxInFlight
+        self.spillAfter = spillAfter
         self.maxEvents = maxEvents
         self.maxQueuedEvents = maxQueuedEvents
         self.queueTimeout = queueTimeout
@@ -74,6 +83,9 @@ final class GroupCommitter: Sendable {
                     appID: appID, events: events, decoded: decoded, continuation: continuation, enqueued: .now))
                 state.queuedEvents += events.count
                 guard state.drainers < maxInFlight else { return .queued }
+                if state.drainers > 0, let oldest = state.queue.first?.enqueued, oldest.duration(to: .now) < spillAfter {
+                    return .queued
+                }
                 state.drainers += 1
                 return .startDrainer
             }
@@ -148,6 +160,8 @@ final class GroupCommitter: Sendable {
                     try connection.transaction { connection in try Self.appendAll(requests, on: connection) }
                 }
                 for (number, index) in pending.enumerated() { outcomes[index] = .success(committed[number]) }
+                groupsCommitted.increment()
+                eventsCommitted.increment(by: pending.reduce(0) { $0 + group[$1].events.count })
                 pending = []
             } catch let refused as Refused {
                 let index = pending[refused.request]

@@ -7,11 +7,17 @@ import Logging
 /// cooperative pool or an event loop. A `PGconn` is never used by two threads at once: the pool
 /// hands each connection to one lease at a time.
 public final class PostgresConnection: @unchecked Sendable {
-    private let handle: OpaquePointer
+    let handle: OpaquePointer
     let logger: Logger
     /// Set when libpq reports the connection broken; the pool then closes it instead of reusing it.
-    public private(set) var isBroken = false
+    public internal(set) var isBroken = false
     private var transactionDepth = 0
+    /// Statements of the open transaction not sent yet (`send(_:)`, BEGIN, COMMIT): they go to
+    /// the server in one pipeline with the next statement whose answer is needed.
+    var queued: [PostgresQuery] = []
+    /// How many times the queue was sent: tells a transaction whether its queued BEGIN (or
+    /// SAVEPOINT) has reached the server.
+    var queueFlushes = 0
 
     /// Connects with `PQconnectdbParams` and sets the session to UTC and ISO dates, which the
     /// text decoders rely on. Blocks.
@@ -51,13 +57,9 @@ public final class PostgresConnection: @unchecked Sendable {
     /// statement beyond that runs unprepared.
     @discardableResult
     public func query(_ query: PostgresQuery) throws(PostgresError) -> PostgresRows {
-        // libpq reads text parameters up to their first NUL: a value with one would be stored
-        // cut short without an error. Callers validate input before it gets here, so this is a
-        // defect, refused loudly rather than stored altered.
-        for (number, bind) in query.binds.enumerated() where bind.text?.utf8.contains(0) == true {
-            logger.error("refused a parameter holding a NUL byte", metadata: ["parameter": "$\(number + 1)"])
-            throw PostgresError(.invalidParameter, message: "parameter $\(number + 1) holds a NUL byte")
-        }
+        try refuseNUL(query)
+        // Statements queued by the transaction go first, in the same round trip.
+        if !queued.isEmpty { return try sendQueued(then: query) }
         let count = query.binds.count
         let texts = query.binds.map { bind in bind.text.map { strdup($0) } ?? nil }
         defer { texts.forEach { free($0) } }
@@ -76,6 +78,30 @@ public final class PostgresConnection: @unchecked Sendable {
         return try consume(result)
     }
 
+    /// Queues a statement whose rows nobody reads (a write inside a transaction): it is sent
+    /// with the transaction's next statement that needs an answer, or with its COMMIT, in one
+    /// pipeline, so that a transaction of many writes costs one round trip instead of one per
+    /// statement. Its error, if any, is thrown by that later call, and fails the transaction
+    /// as it would have here. Outside a transaction the statement runs at once.
+    public func send(_ query: PostgresQuery) throws(PostgresError) {
+        guard transactionDepth > 0 else {
+            try self.query(query)
+            return
+        }
+        try refuseNUL(query)
+        queued.append(query)
+    }
+
+    /// libpq reads text parameters up to their first NUL: a value with one would be stored cut
+    /// short without an error. Callers validate input before it gets here, so this is a defect,
+    /// refused loudly rather than stored altered.
+    private func refuseNUL(_ query: PostgresQuery) throws(PostgresError) {
+        for (number, bind) in query.binds.enumerated() where bind.text?.utf8.contains(0) == true {
+            logger.error("refused a parameter holding a NUL byte", metadata: ["parameter": "$\(number + 1)"])
+            throw PostgresError(.invalidParameter, message: "parameter $\(number + 1) holds a NUL byte")
+        }
+    }
+
     /// Statements prepared on this connection, by text and parameter types.
     private var prepared: [PreparedKey: String] = [:]
     public static let maxPreparedStatements = 256
@@ -86,7 +112,7 @@ public final class PostgresConnection: @unchecked Sendable {
     }
 
     /// The prepared statement's name, preparing it first if needed; nil when the cache is full.
-    private func preparedName(for sql: String, types: [UInt32]) throws(PostgresError) -> String? {
+    func preparedName(for sql: String, types: [UInt32]) throws(PostgresError) -> String? {
         let key = PreparedKey(sql: sql, types: types)
         if let name = prepared[key] { return name }
         guard prepared.count < Self.maxPreparedStatements else { return nil }
@@ -102,37 +128,62 @@ public final class PostgresConnection: @unchecked Sendable {
     /// Runs trusted SQL text that may hold several statements (migrations, session set-up).
     /// Never pass input here: it takes no parameters.
     public func execute(_ script: String) throws(PostgresError) {
+        if !queued.isEmpty { try sendQueued(then: nil) }
         try consume(PQexec(handle, script))
     }
 
     /// Runs `body` in a transaction: COMMIT when it returns, ROLLBACK when it throws. Nested calls
-    /// use savepoints. A failed COMMIT (or RELEASE) is thrown as it is: the transaction is over
-    /// (PostgreSQL rolls back a failed COMMIT), and the connection is marked broken if its
-    /// state is in doubt.
+    /// use savepoints. BEGIN is queued, not sent: it reaches the server with the body's first
+    /// statement, and COMMIT with the statements the body queued (`send(_:)`). A failed COMMIT
+    /// (or a queued statement that failed with it) is thrown as it is: the transaction is over,
+    /// rolled back, and the connection is marked broken only if its state is in doubt.
     public func transaction<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
         let savepoint = transactionDepth > 0 ? "locgate_\(transactionDepth)" : nil
-        try execute(savepoint.map { "SAVEPOINT \($0)" } ?? "BEGIN")
+        let start = (flushes: queueFlushes, index: queued.count)
+        queued.append(PostgresQuery(unsafeSQL: savepoint.map { "SAVEPOINT \($0)" } ?? "BEGIN"))
         transactionDepth += 1
         let value: T
         do {
             value = try body(self)
         } catch {
             transactionDepth -= 1
-            do {
-                try execute(savepoint.map { "ROLLBACK TO SAVEPOINT \($0)" } ?? "ROLLBACK")
-            } catch let rollbackError {
-                logger.error("rollback failed", metadata: ["error": "\(String(reflecting: rollbackError))"])
-                isBroken = true
+            if start.flushes == queueFlushes {
+                // Nothing of this transaction reached the server: forget it.
+                queued.removeSubrange(start.index...)
+            } else {
+                queued.removeAll()
+                do {
+                    try execute(savepoint.map { "ROLLBACK TO SAVEPOINT \($0)" } ?? "ROLLBACK")
+                } catch let rollbackError {
+                    logger.error("rollback failed", metadata: ["error": "\(String(reflecting: rollbackError))"])
+                    isBroken = true
+                }
             }
             throw error
         }
         transactionDepth -= 1
+        if start.flushes == queueFlushes && queued.count == start.index + 1 {
+            // The body ran no statement: there is nothing to commit.
+            queued.removeLast()
+            return value
+        }
+        queued.append(PostgresQuery(unsafeSQL: savepoint.map { "RELEASE SAVEPOINT \($0)" } ?? "COMMIT"))
+        // A savepoint's RELEASE goes with the outer transaction's next statement.
+        guard savepoint == nil else { return value }
         do {
-            try execute(savepoint.map { "RELEASE SAVEPOINT \($0)" } ?? "COMMIT")
+            try sendQueued(then: nil)
         } catch {
-            // An inner RELEASE that failed leaves the outer transaction aborted; a COMMIT that
-            // failed on a live connection has rolled back. Anything else: do not reuse.
-            if savepoint != nil || PQtransactionStatus(handle) != PQTRANS_IDLE { isBroken = true }
+            // A statement before COMMIT failed (COMMIT was then skipped, the transaction is
+            // aborted), or COMMIT itself failed (the server rolled back). Anything else: do not
+            // reuse the connection.
+            switch PQtransactionStatus(handle) {
+            case PQTRANS_IDLE:
+                break
+            case PQTRANS_INERROR:
+                do { try execute("ROLLBACK") } catch { isBroken = true }
+            default:
+                isBroken = true
+            }
             throw error
         }
         return value
@@ -209,13 +260,13 @@ public final class PostgresConnection: @unchecked Sendable {
         return notifications
     }
 
-    private var lastErrorMessage: String {
+    var lastErrorMessage: String {
         String(cString: PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Copies a result out, clears it, and turns an error result into a typed error.
     @discardableResult
-    private func consume(_ result: OpaquePointer?) throws(PostgresError) -> PostgresRows {
+    func consume(_ result: OpaquePointer?) throws(PostgresError) -> PostgresRows {
         guard let result else {
             if PQstatus(handle) != CONNECTION_OK { isBroken = true }
             throw PostgresError(.connectionFailed, message: lastErrorMessage)

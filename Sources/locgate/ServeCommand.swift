@@ -20,6 +20,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Address to listen on") var host = "127.0.0.1"
     @Option(help: "Port to listen on") var port = 8080
     @Option(help: "Database connections") var poolSize = 8
+    @Option(help: "Group-commit transactions in flight at once (at most the pool size)") var groupCommits = GateService.defaultGroupCommits
     @Option(help: "Per-app requests per second, all its keys together (default: $LOCGATE_RATE_LIMIT, off when unset)") var rateLimit: Double?
     @Option(help: "Per-app burst (default: one second's worth)") var rateLimitBurst: Double?
     @Option(help: "The device cache's memory budget: bytes, or with K, M or G (default: $LOCGATE_CACHE_MEMORY, else 256M)")
@@ -62,7 +63,8 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--cache-memory: \(budgetText) is not a size such as 256M")
         }
         let readPool = database.makeReadPool(size: poolSize, logger: logger)
-        let service = GateService(pool: pool, logger: logger, cacheByteBudget: budget, followsChanges: true, readPool: readPool)
+        let service = GateService(pool: pool, logger: logger, cacheByteBudget: budget, followsChanges: true, readPool: readPool,
+            groupCommits: groupCommits)
         let app = buildApplication(service: service, configuration: configuration, registry: registry, logger: logger)
         try await app.runService()
         await readPool?.close()

@@ -1,0 +1,78 @@
+import CLibPQ
+import Foundation
+
+extension PostgresConnection {
+    /// Sends the queued statements and `last` in one pipeline (libpq's pipeline mode): one
+    /// write, one sync, the server runs them in order, each with its own snapshot as if sent
+    /// one by one, and answers them all at once. Returns `last`'s rows. The first statement
+    /// that fails is thrown; the server skips the ones after it (the transaction is then
+    /// aborted). Statements are prepared first, outside the pipeline, as `query(_:)` does.
+    ///
+    /// Only the last statement's rows are read after the whole pipeline is written, so only it
+    /// may return many rows: the queued ones are writes with one-line answers, which the
+    /// server's socket buffer holds while libpq is still writing.
+    @discardableResult
+    func sendQueued(then last: PostgresQuery?) throws(PostgresError) -> PostgresRows {
+        let statements = queued + (last.map { [$0] } ?? [])
+        queued.removeAll()
+        queueFlushes += 1
+        var names: [String?] = []
+        names.reserveCapacity(statements.count)
+        for statement in statements {
+            names.append(try preparedName(for: statement.sql, types: statement.binds.map(\.typeOID)))
+        }
+        guard PQenterPipelineMode(handle) == 1 else { throw broken() }
+        for (statement, name) in zip(statements, names) {
+            guard send(statement, prepared: name) else { throw broken() }
+        }
+        guard PQpipelineSync(handle) == 1 else { throw broken() }
+        var firstError: PostgresError?
+        var rows = PostgresRows(columns: [], values: [], affectedRows: 0)
+        for index in statements.indices {
+            guard let result = PQgetResult(handle) else { throw broken() }
+            if PQresultStatus(result) == PGRES_PIPELINE_ABORTED {
+                PQclear(result)
+            } else {
+                do {
+                    let answer = try consume(result)
+                    if index == statements.count - 1 { rows = answer }
+                } catch {
+                    firstError = firstError ?? error
+                }
+            }
+            // Each statement's results end with a NULL.
+            while let extra = PQgetResult(handle) { PQclear(extra) }
+        }
+        guard let sync = PQgetResult(handle) else { throw broken() }
+        let synced = PQresultStatus(sync) == PGRES_PIPELINE_SYNC
+        PQclear(sync)
+        guard synced, PQexitPipelineMode(handle) == 1 else { throw broken() }
+        if let firstError { throw firstError }
+        return rows
+    }
+
+    /// Sends one statement into the pipeline, by name when prepared.
+    private func send(_ statement: PostgresQuery, prepared name: String?) -> Bool {
+        let texts = statement.binds.map { bind in bind.text.map { strdup($0) } ?? nil }
+        defer { texts.forEach { free($0) } }
+        let types = statement.binds.map(\.typeOID)
+        let pointers = texts.map { UnsafePointer<CChar>($0) }
+        let count = Int32(statement.binds.count)
+        return types.withUnsafeBufferPointer { typeBuffer in
+            pointers.withUnsafeBufferPointer { valueBuffer in
+                if let name {
+                    PQsendQueryPrepared(handle, name, count, valueBuffer.baseAddress, nil, nil, 0) == 1
+                } else {
+                    PQsendQueryParams(
+                        handle, statement.sql, count, typeBuffer.baseAddress, valueBuffer.baseAddress, nil, nil, 0) == 1
+                }
+            }
+        }
+    }
+
+    /// The connection failed mid-pipeline: it is not reused.
+    private func broken() -> PostgresError {
+        isBroken = true
+        return PostgresError(.connectionFailed, message: lastErrorMessage)
+    }
+}
