@@ -126,7 +126,7 @@ bench_table() {
 pgbench_latency() {
     python3 - "$1" <<'PY'
 import glob, json, sys
-latencies = sorted(int(line.split()[2]) for path in glob.glob(sys.argv[1] + ".*") for line in open(path))
+latencies = sorted(int(line.split()[2]) for path in glob.glob(sys.argv[1] + ".[0-9]*") for line in open(path))
 pick = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] / 1000 if latencies else 0
 print(json.dumps({"transactions": len(latencies), "p50_ms": pick(0.50), "p99_ms": pick(0.99)}))
 PY
