@@ -23,8 +23,8 @@ struct CommittedAppend: Sendable {
 /// runs while groups commit promptly: one group at a time makes the largest groups, and
 /// concurrent groups only contend for the same index pages (measured: 4 in flight cost
 /// PostgreSQL 75% more CPU per event than 1). Another starts, up to `maxInFlight`, when the
-/// oldest queued request has waited longer than `spillAfter`: a group stuck on a lock or a slow
-/// disk then does not hold up every request behind it. When an event is refused (a version
+/// oldest queued request has waited `spillAfter` (a watcher task checks while requests wait):
+/// a group stuck on a lock or a slow disk then does not hold up every request behind it. When an event is refused (a version
 /// conflict, a rule), the transaction is rolled back, that request alone fails, and the others
 /// are appended again. When the database refuses the group for any other reason that is not an
 /// outage, each request is appended alone, so that one request's bad data never fails
@@ -45,6 +45,8 @@ final class GroupCommitter: Sendable {
         var queue: Deque<Request> = []
         var queuedEvents = 0
         var drainers = 0
+        /// A task is watching for requests that waited `spillAfter` (`watchForStuckGroups`).
+        var watching = false
     }
 
     private let pool: PostgresConnectionPool
@@ -76,33 +78,76 @@ final class GroupCommitter: Sendable {
     /// Appends one request's events; returns when they are durable.
     func append(appID: UUID, events: [NewEvent], decoded: [Int: LocationEvent]) async throws -> CommittedAppend {
         try await withCheckedThrowingContinuation { continuation in
-            enum Admission { case refuse, queued, startDrainer }
+            enum Admission { case refuse, queued, watch, startDrainer }
             let admission = state.withLock { state -> Admission in
                 guard state.queuedEvents + events.count <= maxQueuedEvents else { return .refuse }
                 state.queue.append(Request(
                     appID: appID, events: events, decoded: decoded, continuation: continuation, enqueued: .now))
                 state.queuedEvents += events.count
-                guard state.drainers < maxInFlight else { return .queued }
-                if state.drainers > 0, let oldest = state.queue.first?.enqueued, oldest.duration(to: .now) < spillAfter {
-                    return .queued
+                if state.drainers == 0 {
+                    state.drainers = 1
+                    return .startDrainer
                 }
-                state.drainers += 1
-                return .startDrainer
+                // A group is committing and will take this request next, unless it is stuck.
+                guard state.drainers < maxInFlight, !state.watching else { return .queued }
+                state.watching = true
+                return .watch
             }
             switch admission {
             case .refuse:
                 continuation.resume(throwing: ServiceError(.overloaded, "the server is busy: too many events are waiting to be appended"))
             case .queued:
                 break
+            case .watch:
+                Task { await self.watchForStuckGroups() }
             case .startDrainer:
                 Task { await self.drain() }
             }
         }
     }
 
+    /// While requests wait, checks every `spillAfter` whether the oldest has waited that long,
+    /// and then starts another drainer (up to `maxInFlight`): the running groups are stuck on
+    /// a lock or a slow disk. One watcher at a time; it ends when the queue is empty, or when
+    /// `maxInFlight` drainers run (the next to leave starts it again).
+    private func watchForStuckGroups() async {
+        while true {
+            try? await Task.sleep(for: spillAfter)
+            enum Next { case stop, watch, startDrainer }
+            let next = state.withLock { state -> Next in
+                guard let oldest = state.queue.first?.enqueued, state.drainers < maxInFlight else {
+                    state.watching = false
+                    return .stop
+                }
+                guard oldest.duration(to: .now) >= spillAfter else { return .watch }
+                state.drainers += 1
+                return .startDrainer
+            }
+            switch next {
+            case .stop: return
+            case .watch: continue
+            case .startDrainer: Task { await self.drain() }
+            }
+        }
+    }
+
     private func drain() async {
+        var committed = false
+        var rewatch = false
         while true {
             let (group, expired) = state.withLock { state -> ([Request], [Request]) in
+                // After a group, a drainer leaves while another runs: the other takes the queue
+                // when its group is done (the last drainer leaves only with the queue empty), so
+                // extra drainers last only as long as a group is stuck, and one group at a time
+                // resumes after it. If the others are all stuck, the watcher starts one again.
+                if committed && state.drainers > 1 {
+                    state.drainers -= 1
+                    if !state.queue.isEmpty && !state.watching {
+                        state.watching = true
+                        rewatch = true
+                    }
+                    return ([], [])
+                }
                 var taken: [Request] = []
                 var expired: [Request] = []
                 var count = 0
@@ -124,8 +169,12 @@ final class GroupCommitter: Sendable {
                 request.continuation.resume(throwing: ServiceError(
                     .overloaded, "the server is busy: the append waited more than \(queueTimeout) for its turn"))
             }
-            if group.isEmpty { return }
+            if group.isEmpty {
+                if rewatch { Task { await self.watchForStuckGroups() } }
+                return
+            }
             await commit(group)
+            committed = true
         }
     }
 

@@ -1,9 +1,10 @@
-import EventLog
+@testable import EventLog
 import Foundation
 import LocationAuthorization
 import LocationGateService
 import LocationGateTestSupport
 import PostgresClient
+import Synchronization
 import Testing
 
 @Suite("Group commit: concurrent small appends share transactions and fail alone")
@@ -96,6 +97,47 @@ struct GroupCommitTests {
             #expect(try await service.log.version(of: StreamKey(appID: appID, userID: "u", deviceID: "d\(device)")) == 2)
             #expect(try await service.log.version(of: StreamKey(appID: appID, userID: "u", deviceID: "other\(device)")) == 0)
         }
+        await pool.close()
+    }
+
+    @Test("A group stuck behind a stream's lock does not hold up appends to other streams")
+    func stuckGroupDoesNotHoldUpOthers() async throws {
+        let pool = try await TestDatabase.pool(size: 6)
+        let service = GateService(pool: pool, logger: TestDatabase.logger)
+        let appID = try await TestDatabase.makeApp(pool)
+        func submission(_ device: String) -> EventSubmission {
+            EventSubmission(
+                id: UUID(), userId: "u", deviceId: device, occurredAt: Date(timeIntervalSince1970: 1_795_341_600),
+                event: .appStateChanged(.foreground, backgroundIndicator: false))
+        }
+        // Another transaction holds the stream's append lock for 6 s, as a long append would.
+        let held = StreamKey(appID: appID, userID: "u", deviceID: "held")
+        let blocker = try await TestDatabase.pool(size: 1)
+        let locked = Mutex(false)
+        let holder = Task {
+            try await blocker.transaction { connection in
+                try connection.query("SELECT pg_advisory_xact_lock(\(held.lockKey))")
+                locked.withLock { $0 = true }
+                try connection.query("SELECT pg_sleep(6)")
+            }
+        }
+        while !locked.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
+        let clock = ContinuousClock()
+        let started = clock.now
+        let stuck = Task { try await service.ingest(appID: appID, submissions: [submission("held")]) }
+        try await Task.sleep(for: .milliseconds(200))
+        // The first group waits for the lock; these are queued behind it, and a second group
+        // takes them once they have waited.
+        for device in 0..<5 {
+            let result = try await service.ingest(appID: appID, submissions: [submission("free\(device)")])
+            #expect(result[0].version == 1)
+        }
+        #expect(clock.now - started < .milliseconds(4_000), "the free streams waited for the stuck group")
+        let stuckResult = try await stuck.value
+        #expect(stuckResult[0].version == 1)
+        #expect(clock.now - started >= .milliseconds(5_500), "the held stream was appended before its lock was free")
+        try await holder.value
+        await blocker.close()
         await pool.close()
     }
 }
