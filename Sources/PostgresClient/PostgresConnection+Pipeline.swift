@@ -53,19 +53,11 @@ extension PostgresConnection {
 
     /// Sends one statement into the pipeline, by name when prepared.
     private func send(_ statement: PostgresQuery, prepared name: String?) -> Bool {
-        let texts = statement.binds.map { bind in bind.text.map { strdup($0) } ?? nil }
-        defer { texts.forEach { free($0) } }
-        let types = statement.binds.map(\.typeOID)
-        let pointers = texts.map { UnsafePointer<CChar>($0) }
-        let count = Int32(statement.binds.count)
-        return types.withUnsafeBufferPointer { typeBuffer in
-            pointers.withUnsafeBufferPointer { valueBuffer in
-                if let name {
-                    PQsendQueryPrepared(handle, name, count, valueBuffer.baseAddress, nil, nil, 0) == 1
-                } else {
-                    PQsendQueryParams(
-                        handle, statement.sql, count, typeBuffer.baseAddress, valueBuffer.baseAddress, nil, nil, 0) == 1
-                }
+        withParameters(of: statement) { count, types, values in
+            if let name {
+                PQsendQueryPrepared(handle, name, count, values, nil, nil, 0) == 1
+            } else {
+                PQsendQueryParams(handle, statement.sql, count, types, values, nil, nil, 0) == 1
             }
         }
     }

@@ -60,22 +60,32 @@ public final class PostgresConnection: @unchecked Sendable {
         try refuseNUL(query)
         // Statements queued by the transaction go first, in the same round trip.
         if !queued.isEmpty { return try sendQueued(then: query) }
-        let count = query.binds.count
-        let texts = query.binds.map { bind in bind.text.map { strdup($0) } ?? nil }
-        defer { texts.forEach { free($0) } }
-        let types = query.binds.map { $0.typeOID }
-        let pointers = texts.map { UnsafePointer<CChar>($0) }
-        let name = try preparedName(for: query.sql, types: types)
-        let result = types.withUnsafeBufferPointer { typeBuffer in
-            pointers.withUnsafeBufferPointer { valueBuffer in
-                if let name {
-                    PQexecPrepared(handle, name, Int32(count), valueBuffer.baseAddress, nil, nil, 0)
-                } else {
-                    PQexecParams(handle, query.sql, Int32(count), typeBuffer.baseAddress, valueBuffer.baseAddress, nil, nil, 0)
-                }
+        let name = try preparedName(for: query.sql, types: query.binds.map(\.typeOID))
+        let result = withParameters(of: query) { count, types, values in
+            if let name {
+                PQexecPrepared(handle, name, count, values, nil, nil, 0)
+            } else {
+                PQexecParams(handle, query.sql, count, types, values, nil, nil, 0)
             }
         }
         return try consume(result)
+    }
+
+    /// Calls `body` with the statement's parameters as libpq takes them: their count, type
+    /// OIDs and NUL-terminated texts (NULL for a null), valid only during the call.
+    func withParameters<T>(
+        of statement: PostgresQuery,
+        _ body: (Int32, UnsafePointer<UInt32>?, UnsafePointer<UnsafePointer<CChar>?>?) -> T
+    ) -> T {
+        let texts = statement.binds.map { bind in bind.text.map { strdup($0) } ?? nil }
+        defer { texts.forEach { free($0) } }
+        let types = statement.binds.map(\.typeOID)
+        let pointers = texts.map { UnsafePointer<CChar>($0) }
+        return types.withUnsafeBufferPointer { typeBuffer in
+            pointers.withUnsafeBufferPointer { valueBuffer in
+                body(Int32(statement.binds.count), typeBuffer.baseAddress, valueBuffer.baseAddress)
+            }
+        }
     }
 
     /// Queues a statement whose rows nobody reads (a write inside a transaction): it is sent

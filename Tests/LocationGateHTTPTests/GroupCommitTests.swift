@@ -125,7 +125,17 @@ struct GroupCommitTests {
         let clock = ContinuousClock()
         let started = clock.now
         let stuck = Task { try await service.ingest(appID: appID, submissions: [submission("held")]) }
-        try await Task.sleep(for: .milliseconds(200))
+        // Its group is waiting for the lock (an advisory lock's key is classid:objid): only then
+        // do the other appends start, so that none of them shares its group.
+        let high = Int64(UInt32(truncatingIfNeeded: held.lockKey >> 32))
+        let low = Int64(UInt32(truncatingIfNeeded: held.lockKey))
+        while try await pool.query(
+            """
+            SELECT count(*) FROM pg_locks
+            WHERE locktype = 'advisory' AND NOT granted AND classid::bigint = \(high) AND objid::bigint = \(low)
+            """).first?.decode(0, as: Int64.self) != 1 {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         // The first group waits for the lock; these are queued behind it, and a second group
         // takes them once they have waited.
         for device in 0..<5 {
