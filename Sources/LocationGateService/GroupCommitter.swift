@@ -19,16 +19,16 @@ struct CommittedAppend: Sendable {
 /// and each is still acknowledged only after that transaction commits.
 ///
 /// Requests wait in a queue; a drainer takes what is queued (up to `maxEvents` events), appends
-/// each app's requests as one combined batch, commits once, and answers them all. One drainer
-/// runs while groups commit promptly: one group at a time makes the largest groups, and
-/// concurrent groups only contend for the same index pages (measured: 4 in flight cost
-/// PostgreSQL 75% more CPU per event than 1). Another starts, up to `maxInFlight`, when the
-/// oldest queued request has waited `spillAfter` (a watcher task checks while requests wait):
-/// a group stuck on a lock or a slow disk then does not hold up every request behind it. When an event is refused (a version
-/// conflict, a rule), the transaction is rolled back, that request alone fails, and the others
-/// are appended again. When the database refuses the group for any other reason that is not an
-/// outage, each request is appended alone, so that one request's bad data never fails
-/// another's (least of all another app's).
+/// each app's requests as one combined batch, commits once, and answers them all. One drainer runs
+/// while groups commit promptly: one group at a time makes the largest groups, and concurrent
+/// groups only contend for the same index pages (measured: 4 in flight cost PostgreSQL 75% more CPU
+/// per event than 1). Another starts, up to `maxInFlight`, when the oldest queued request has
+/// waited `spillAfter` (a watcher task checks while requests wait): a group stuck on a lock or a
+/// slow disk then does not hold up every request behind it. When an event is refused (a version
+/// conflict, a rule), the transaction is rolled back, that request alone fails, and the others are
+/// appended again. When the database refuses the group for any other reason that is not an outage,
+/// each request is appended alone, so that one request's bad data never fails another's (least of
+/// all another app's).
 ///
 /// The queue is bounded: beyond `maxQueuedEvents` a request is refused at once, and a request
 /// that waited longer than `queueTimeout` is answered `overloaded` without being appended.
