@@ -121,6 +121,16 @@ bench_table() {
         -c "GRANT ALL ON bench_events, bench_events_position_seq TO locgate_app"
 }
 
+# pgbench_tps URL SECONDS CLIENTS SCRIPT LOG_PREFIX [PGBENCH ARGS...]: the baseline's form of
+# pgbench (prepared statements, 2 threads, every transaction logged under LOG_PREFIX for
+# `pgbench_latency`); prints its transactions per second.
+pgbench_tps() {
+    local url="$1" seconds="$2" clients="$3" script="$4" prefix="$5"
+    shift 5
+    "$(pg_bindir)/pgbench" -n -M prepared -c "$clients" -j 2 -T "$seconds" -f "$script" "$@" --log --log-prefix="$prefix" "$url" 2>/dev/null \
+        | awk '/tps = / {print $3; exit}'
+}
+
 # pgbench_latency PREFIX: p50 and p99 in ms (JSON) from pgbench's per-transaction logs
 # (`--log --log-prefix=PREFIX`), whose third field is the latency in microseconds.
 pgbench_latency() {
