@@ -22,12 +22,25 @@ public enum JSONNode: Sendable, Equatable {
     /// Parses JSON text; nil when it is not valid JSON.
     public static func parse(_ text: String) -> JSONNode? {
         var text = text
-        return text.withUTF8 { buffer in
-            var parser = Parser(bytes: buffer)
-            guard let value = parser.value() else { return nil }
-            parser.skipSpace()
-            return parser.index == buffer.count ? value : nil
+        return text.withUTF8 { parse(utf8: $0) }
+    }
+
+    /// Parses JSON bytes (a request body) without copying them into a `String` first.
+    public static func parse(utf8 buffer: UnsafeBufferPointer<UInt8>) -> JSONNode? {
+        var parser = Parser(bytes: buffer)
+        guard let value = parser.value() else { return nil }
+        parser.skipSpace()
+        return parser.index == buffer.count ? value : nil
+    }
+
+    /// True when this is an object whose keys are all different (what JSON leaves open, and
+    /// readers of client input refuse to guess at).
+    public var hasUniqueKeys: Bool {
+        guard case .object(let members) = self else { return false }
+        for (index, member) in members.enumerated() {
+            for other in members[(index + 1)...] where other.key == member.key { return false }
         }
+        return true
     }
 
     /// The value of an object's key; nil when absent or when this is not an object.
@@ -244,33 +257,44 @@ extension JSONNode {
             return value
         }
 
+        /// A number as JSON's grammar has it (`-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`):
+        /// nothing else, so that no text `JSONDecoder` refuses reads as a number here.
         private mutating func number() -> JSONNode? {
             let start = index
-            var integral = true
-            var value: Int64 = 0
             var negative = false
             if index < bytes.count, bytes[index] == UInt8(ascii: "-") {
                 negative = true
                 index += 1
             }
-            let digitsStart = index
-            while index < bytes.count {
-                let byte = bytes[index]
-                if byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") {
-                    if integral {
-                        let (times, overflow1) = value.multipliedReportingOverflow(by: 10)
-                        let (sum, overflow2) = times.addingReportingOverflow(Int64(byte - UInt8(ascii: "0")))
-                        if overflow1 || overflow2 { integral = false } else { value = sum }
-                    }
-                } else if byte == UInt8(ascii: ".") || byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E")
-                    || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") {
-                    integral = false
-                } else {
-                    break
-                }
-                index += 1
+            func isDigit(_ at: Int) -> Bool {
+                at < bytes.count && bytes[at] >= UInt8(ascii: "0") && bytes[at] <= UInt8(ascii: "9")
             }
-            guard index > digitsStart else { return nil }
+            guard isDigit(index) else { return nil }
+            var integral = true
+            var value: Int64 = 0
+            if bytes[index] == UInt8(ascii: "0") {
+                index += 1
+            } else {
+                while isDigit(index) {
+                    let (times, overflow1) = value.multipliedReportingOverflow(by: 10)
+                    let (sum, overflow2) = times.addingReportingOverflow(Int64(bytes[index] - UInt8(ascii: "0")))
+                    if overflow1 || overflow2 { integral = false } else { value = sum }
+                    index += 1
+                }
+            }
+            if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+                integral = false
+                index += 1
+                guard isDigit(index) else { return nil }
+                while isDigit(index) { index += 1 }
+            }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+                integral = false
+                index += 1
+                if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+                guard isDigit(index) else { return nil }
+                while isDigit(index) { index += 1 }
+            }
             if integral { return .number(Double(negative ? -value : value)) }
             let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
             return Double(text).map(JSONNode.number)

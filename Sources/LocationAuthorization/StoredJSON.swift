@@ -54,7 +54,10 @@ extension LocationEvent {
         self.init(type: type, data: node)
     }
 
-    init?(type: EventType, data: JSONNode) {
+    /// An event from its type and its parsed `data` object; nil when `data` is not a form this
+    /// code writes. It checks the vocabulary, not the bounds on free text (`purposeKey`, the
+    /// context's strings), which `Codable` checks.
+    public init?(type: EventType, data: JSONNode) {
         guard case .object = data else { return nil }
         switch type {
         case .contextReported:

@@ -33,6 +33,26 @@ struct EventBatch: Decodable {
 
     /// Decodes and validates a batch: shape, vocabulary, size and duplicate ids.
     static func decode(_ body: Data, maxEvents: Int) throws(ServiceError) -> [EventSubmission] {
+        let submissions: [EventSubmission]
+        if let read = read(body) {
+            submissions = read
+        } else {
+            submissions = try decodeWithCodable(body)
+        }
+        guard submissions.count <= maxEvents else {
+            throw ServiceError(.tooLarge, "a batch holds at most \(maxEvents) events, not \(submissions.count)")
+        }
+        var seen: Set<UUID> = []
+        for (index, submission) in submissions.enumerated() {
+            guard seen.insert(submission.id).inserted else {
+                throw ServiceError(.validationFailed, "id \(submission.id.uuidString.lowercased()) appears twice in the batch", index: index)
+            }
+        }
+        return submissions
+    }
+
+    /// Decodes with `JSONDecoder`, translating its errors: every body `read(_:)` leaves.
+    static func decodeWithCodable(_ body: Data) throws(ServiceError) -> [EventSubmission] {
         let batch: EventBatch
         do {
             batch = try JSONDecoder().decode(EventBatch.self, from: body)
@@ -46,15 +66,6 @@ struct EventBatch: Decodable {
             throw ServiceError(.invalidRequest, "the body must be {\"events\": [...]}: \(EventValidationError(error).message)")
         } catch {
             throw ServiceError(.malformedJSON, "the body is not valid JSON")
-        }
-        guard batch.events.count <= maxEvents else {
-            throw ServiceError(.tooLarge, "a batch holds at most \(maxEvents) events, not \(batch.events.count)")
-        }
-        var seen: Set<UUID> = []
-        for (index, item) in batch.events.enumerated() {
-            guard seen.insert(item.submission.id).inserted else {
-                throw ServiceError(.validationFailed, "id \(item.submission.id.uuidString.lowercased()) appears twice in the batch", index: index)
-            }
         }
         return batch.events.map(\.submission)
     }

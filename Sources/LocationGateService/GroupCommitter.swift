@@ -12,6 +12,8 @@ struct CommittedAppend: Sendable {
     var results: [AppendResult]
     /// The outcome of each new event, by its index in the request; duplicates have none here.
     var outcomes: [Int: EventOutcome]
+    /// The committed states of the request's streams (a stream two requests of a group share
+    /// goes with the first), for the cache.
     var states: [(StreamKey, Int64, DeviceState)]
 }
 
@@ -315,12 +317,23 @@ final class GroupCommitter: Sendable {
                     throw Refused(request: round[number], error: error.reindexed(failedAt - offsets[number]))
                 }
                 let eventOutcomes = projector.outcomes
-                let states = projector.states
+                // Each request carries the states of its own streams only: the cache stores
+                // what each answer carries, and the whole round's states in every answer stored
+                // a group of n devices n times over (a fifteenth of a busy server's time).
+                var states: [StreamKey: (StreamKey, Int64, DeviceState)] = [:]
+                for state in projector.states { states[state.0] = state }
                 for (number, index) in round.enumerated() {
                     let end = number + 1 < offsets.count ? offsets[number + 1] : results.count
                     var own: [Int: EventOutcome] = [:]
-                    for position in offsets[number]..<end { own[position - offsets[number]] = eventOutcomes[position] }
-                    committed[index] = CommittedAppend(results: Array(results[offsets[number]..<end]), outcomes: own, states: states)
+                    var ownStates: [(StreamKey, Int64, DeviceState)] = []
+                    for position in offsets[number]..<end {
+                        own[position - offsets[number]] = eventOutcomes[position]
+                        let event = events[position]
+                        if let state = states.removeValue(forKey: StreamKey(appID: appID, userID: event.userID, deviceID: event.deviceID)) {
+                            ownStates.append(state)
+                        }
+                    }
+                    committed[index] = CommittedAppend(results: Array(results[offsets[number]..<end]), outcomes: own, states: ownStates)
                 }
                 pending.removeAll { round.contains($0) }
             }
