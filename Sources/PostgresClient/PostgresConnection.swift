@@ -106,9 +106,19 @@ public final class PostgresConnection: @unchecked Sendable {
     /// short without an error. Callers validate input before it gets here, so this is a defect,
     /// refused loudly rather than stored altered.
     private func refuseNUL(_ query: PostgresQuery) throws(PostgresError) {
-        for (number, bind) in query.binds.enumerated() where bind.text?.utf8.contains(0) == true {
+        for (number, bind) in query.binds.enumerated() where bind.text.map(Self.holdsNUL) == true {
             logger.error("refused a parameter holding a NUL byte", metadata: ["parameter": "$\(number + 1)"])
             throw PostgresError(.invalidParameter, message: "parameter $\(number + 1) holds a NUL byte")
+        }
+    }
+
+    /// `memchr` over the UTF-8 bytes: a group's array parameters are kilobytes, and scanning
+    /// them byte by byte through `String.UTF8View` was 1% of a busy server's time.
+    private static func holdsNUL(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { bytes in
+            guard let base = bytes.baseAddress else { return false }
+            return memchr(base, 0, bytes.count) != nil
         }
     }
 

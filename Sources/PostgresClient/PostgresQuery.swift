@@ -160,14 +160,20 @@ public struct PostgresArray: PostgresEncodable, Hashable {
         bytes.append(UInt8(ascii: "{"))
         for (index, element) in elements.enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            guard let element else {
+            guard var element else {
                 bytes.append(contentsOf: "NULL".utf8)
                 continue
             }
             bytes.append(UInt8(ascii: "\""))
-            for byte in element.utf8 {
-                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { bytes.append(UInt8(ascii: "\\")) }
-                bytes.append(byte)
+            element.withUTF8 { utf8 in
+                // Runs without a quote or backslash are copied whole, not byte by byte.
+                var run = 0
+                for (offset, byte) in utf8.enumerated() where byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                    bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[run..<offset]))
+                    bytes.append(UInt8(ascii: "\\"))
+                    run = offset
+                }
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[run...]))
             }
             bytes.append(UInt8(ascii: "\""))
         }

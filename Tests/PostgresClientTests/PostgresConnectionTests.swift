@@ -30,6 +30,18 @@ struct PostgresConnectionTests {
         await pool.close()
     }
 
+    @Test("Array elements come back from unnest as they were: quotes and backslashes at the edges, in runs, none; empty; NULL; not ASCII")
+    func arrayElementsRoundTrip() async throws {
+        let pool = try await TestDatabase.pool(size: 1)
+        let elements: [String?] = [
+            "\"", "\\", "\"\"\\", "a\"", "\"a", "a\\\\b\"\"c", "", nil, "plain", #"{"state": "foreground"}"#, "café \"ü\"", "NULL",
+        ]
+        let rows = try await pool.query(
+            "SELECT e FROM unnest(\(PostgresArray(elements, typeOID: PostgresType.textArray))) WITH ORDINALITY AS t(e, n) ORDER BY n")
+        #expect(try rows.map { try $0.decodeIfPresent(0, as: String.self) } == elements)
+        await pool.close()
+    }
+
     @Test("A value is never SQL: an injection attempt is stored as text")
     func injectionIsInert() async throws {
         let pool = try await TestDatabase.pool(size: 1)
