@@ -31,11 +31,13 @@ public struct StreamChange: Sendable, Hashable {
     }
 
     /// The changes in a payload; lines that do not parse are skipped.
+    /// Split on the UTF-8 bytes of the separators, not on `Character`s: every server reads every
+    /// append's payload, and the grapheme-aware split was 1.5% of a busy server's time.
     public static func parse(_ payload: String) -> [StreamChange] {
-        payload.split(separator: "\n").compactMap { line in
-            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
-            guard fields.count == 4, let appID = UUID(postgresUUIDText: String(fields[0])), let version = Int64(fields[3]) else { return nil }
-            return StreamChange(stream: StreamKey(appID: appID, userID: String(fields[1]), deviceID: String(fields[2])), version: version)
+        payload.utf8.split(separator: UInt8(ascii: "\n")).compactMap { line in
+            let fields = line.split(separator: UInt8(ascii: "\t"), omittingEmptySubsequences: false).map { String(Substring($0)) }
+            guard fields.count == 4, let appID = UUID(postgresUUIDText: fields[0]), let version = Int64(fields[3]) else { return nil }
+            return StreamChange(stream: StreamKey(appID: appID, userID: fields[1], deviceID: fields[2]), version: version)
         }
     }
 }
