@@ -95,6 +95,12 @@ extension JSONNode {
     struct Parser {
         let bytes: UnsafeBufferPointer<UInt8>
         var index = 0
+        /// Arrays and objects open around the current value. The parser recurses into them, and
+        /// it reads client bodies too (`EventBatch.read`): a body nested a million deep must be
+        /// refused, not overflow the stack. Nothing this service reads is nested more than a
+        /// few deep.
+        private var depth = 0
+        static let maxDepth = 64
 
         init(bytes: UnsafeBufferPointer<UInt8>) {
             self.bytes = bytes
@@ -132,6 +138,9 @@ extension JSONNode {
         }
 
         private mutating func object() -> JSONNode? {
+            guard depth < Self.maxDepth else { return nil }
+            depth += 1
+            defer { depth -= 1 }
             index += 1
             var members: [Member] = []
             skipSpace()
@@ -161,6 +170,9 @@ extension JSONNode {
         }
 
         private mutating func array() -> JSONNode? {
+            guard depth < Self.maxDepth else { return nil }
+            depth += 1
+            defer { depth -= 1 }
             index += 1
             var values: [JSONNode] = []
             skipSpace()

@@ -108,6 +108,22 @@ struct EventBatchReaderTests {
         }
     }
 
+    @Test("A body nested deeper than the reader reads is left to JSONDecoder, which refuses it: no stack overflow")
+    func deepNesting() throws {
+        for depth in [61, 62, 64, 1_000, 300_000] {
+            let opening = String(repeating: "[", count: depth), closing = String(repeating: "]", count: depth)
+            let body = #"{"events":[{"id":"5b1c2a4e-9f3d-4c2b-8a1e-0d2c3b4a5f6e","userId":"u","deviceId":"d","occurredAt":"2026-11-22T10:00:00Z","type":"appStateChanged","data":{"state":"foreground"},"extra":"#
+                + opening + closing + "}]}"
+            let read = read(body)
+            // The envelope is three deep: the extra value fits in 61 more levels.
+            #expect((read != nil) == (depth <= 61), "depth \(depth)")
+            if depth > 600 {
+                #expect(throws: ServiceError.self) { try EventBatch.decode(Data(body.utf8), maxEvents: 10) }
+            }
+        }
+        #expect(JSONNode.parse(String(repeating: "{\"a\":", count: 100_000) + "1" + String(repeating: "}", count: 100_000)) == nil)
+    }
+
     @Test("Mutated bodies: whenever the hand-written reader answers, JSONDecoder gives the same answer")
     func mutations() throws {
         var generator = SplitMix(seed: 42)
