@@ -121,6 +121,20 @@ bench_table() {
         -c "GRANT ALL ON bench_events, bench_events_position_seq TO locgate_app"
 }
 
+# measured_bin: the locgate a measurement runs: $LOCGATE_BIN when set (another build, such as
+# an earlier commit's, for a before-and-after in one sitting), else this tree's release build.
+measured_bin() {
+    if [ -n "${LOCGATE_BIN:-}" ]; then
+        echo "$LOCGATE_BIN"
+        return
+    fi
+    run_quiet swift build -c release --product locgate || return 1
+    echo "$(swift build -c release --show-bin-path)/locgate"
+}
+
+# json PATH: the value at PATH (a Python subscript such as '["appId"]') of the JSON on stdin.
+json() { python3 -c "import json, sys; print(json.load(sys.stdin)$1)"; }
+
 # pgbench_tps URL SECONDS CLIENTS SCRIPT LOG_PREFIX [PGBENCH ARGS...]: the baseline's form of
 # pgbench (prepared statements, 2 threads, every transaction logged under LOG_PREFIX for
 # `pgbench_latency`); prints its transactions per second.
