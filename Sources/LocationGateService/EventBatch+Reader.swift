@@ -78,42 +78,37 @@ extension EventBatch {
     /// from the year 1600 (before the Gregorian calendar, Foundation counts Julian days); nil
     /// for any other form, which `RFC3339` reads.
     static func utcTime(_ text: String) -> Date? {
-        let utf8 = text.utf8
-        guard utf8.count == 20 || (utf8.count >= 22 && utf8.count <= 24) else { return nil }
-        var digits: [Int] = []
-        digits.reserveCapacity(17)
-        for (offset, byte) in utf8.enumerated() {
-            let expected: UInt8? = switch offset {
-            case 4, 7: UInt8(ascii: "-")
-            case 10: UInt8(ascii: "T")
-            case 13, 16: UInt8(ascii: ":")
-            case 19 where utf8.count > 20: UInt8(ascii: ".")
-            case utf8.count - 1: UInt8(ascii: "Z")
-            default: nil
+        var text = text
+        return text.withUTF8 { bytes -> Date? in
+            let count = bytes.count
+            guard count == 20 || (22...24).contains(count),
+                  bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"), bytes[10] == UInt8(ascii: "T"),
+                  bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"), bytes[count - 1] == UInt8(ascii: "Z"),
+                  count == 20 || bytes[19] == UInt8(ascii: ".") else { return nil }
+            func number(_ range: Range<Int>) -> Int? {
+                var value = 0
+                for index in range {
+                    let digit = bytes[index] &- UInt8(ascii: "0")
+                    guard digit < 10 else { return nil }
+                    value = value * 10 + Int(digit)
+                }
+                return value
             }
-            if let expected {
-                guard byte == expected else { return nil }
-            } else {
-                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
-                digits.append(Int(byte - UInt8(ascii: "0")))
+            guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
+                  let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
+                  year >= 1600, (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year),
+                  hour <= 23, minute <= 59, second <= 59 else { return nil }
+            var fraction = 0.0
+            if count > 20 {
+                guard let digits = number(20..<(count - 1)) else { return nil }
+                fraction = Double(digits) / [10.0, 100.0, 1000.0][count - 22]
             }
+            let days = PostgresTimestamp.daysSinceEpoch(year: Int64(year), month: Int64(month), day: Int64(day))
+            let whole = days * 86_400 + Int64(hour * 3600 + minute * 60 + second)
+            // As Foundation's ISO 8601 parser computes it (whole seconds since 2001, plus the
+            // fraction), so that both readers give the same `Date` to the last bit.
+            return Date(timeIntervalSinceReferenceDate: Double(whole) - Date.timeIntervalBetween1970AndReferenceDate + fraction)
         }
-        func number(_ from: Int, _ count: Int) -> Int {
-            digits[from..<(from + count)].reduce(0) { $0 * 10 + $1 }
-        }
-        let year = number(0, 4), month = number(4, 2), day = number(6, 2)
-        let hour = number(8, 2), minute = number(10, 2), second = number(12, 2)
-        guard year >= 1600, (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year),
-              hour <= 23, minute <= 59, second <= 59,
-              let whole = PostgresTimestamp.parse(String(text.prefix(19)) + "Z") else { return nil }
-        // As Foundation's ISO 8601 parser computes it (whole seconds since 2001, plus the
-        // fraction), so that both readers give the same `Date` to the last bit.
-        var fraction = 0.0
-        if digits.count > 14 {
-            let count = digits.count - 14
-            fraction = Double(number(14, count)) / [10.0, 100.0, 1000.0][count - 1]
-        }
-        return Date(timeIntervalSinceReferenceDate: whole.timeIntervalSinceReferenceDate + fraction)
     }
 
     private static func daysIn(month: Int, year: Int) -> Int {

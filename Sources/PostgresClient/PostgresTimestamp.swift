@@ -85,8 +85,9 @@ public enum PostgresTimestamp {
         a >= 0 ? a / b : (a - b + 1) / b
     }
 
-    /// Howard Hinnant's days-from-civil.
-    static func daysSinceEpoch(year: Int64, month: Int64, day: Int64) -> Int64 {
+    /// Howard Hinnant's days-from-civil: days from 1970-01-01 to a date of the proleptic
+    /// Gregorian calendar.
+    public static func daysSinceEpoch(year: Int64, month: Int64, day: Int64) -> Int64 {
         let y = month <= 2 ? year - 1 : year
         let era = floorDiv(y, 400)
         let yoe = y - era * 400
