@@ -11,7 +11,7 @@ import PostgresClient
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench", abstract: "Measure against same-run baselines (see Deploy/bench).",
-        subcommands: [AnalyticsBench.self, ReplayBench.self])
+        subcommands: [AnalyticsBench.self, ReplayBench.self, IngestFloorBench.self])
 }
 
 /// The median of a few timed runs, in milliseconds.

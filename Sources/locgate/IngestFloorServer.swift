@@ -1,0 +1,150 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import Logging
+import PostgresClient
+import Synchronization
+
+/// `locgate bench ingest-floor`: the least a server can do for single-event ingest on this
+/// stack, as a yardstick for `locgate serve` (Deploy/ingest-cpu runs both under the same wrk).
+///
+/// It answers `POST /v1/events` only after the request's rows are durable, as `serve` does, with
+/// the same parts: Hummingbird, our libpq client and its thread pool, and one group commit at a
+/// time. It does nothing else: no authentication, no decoding (the body is read and dropped), no
+/// locks, reads, rules, idempotency or notification. Each group writes the rows an event needs
+/// (an event row into `bench_events`, a device state into `floor_states`, a stream head into
+/// `floor_streams`, the tables `Deploy/ingest-cpu` makes) in one round trip. So no design of the
+/// service on Hummingbird and libpq can ingest faster here: what it reaches against pgbench is
+/// the ceiling of the ratio, and `serve`'s rate over it is how much of that ceiling we use.
+struct IngestFloorBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ingest-floor",
+        abstract: "Serve POST /v1/events doing only a durable group commit of an event's rows (a yardstick for Deploy/ingest-cpu).")
+
+    @OptionGroup var database: DatabaseOptions
+    @Option(help: "Port to listen on (127.0.0.1)") var port = 8090
+    @Option(help: "The stored outcome each event row carries (JSON)") var outcome = #"{"analytics": {}}"#
+    @Option(help: "The device state each state row carries (JSON)") var state = #"{"status": "notDetermined"}"#
+    @Option(help: "Group commits in flight at once") var groups = 1
+    @Option(help: "Rows per event: 1 the event (pgbench's row), 2 and its device state, 3 and its stream head") var rows = 3
+
+    func validate() throws {
+        guard (1...3).contains(rows) else { throw ValidationError("--rows is 1, 2 or 3") }
+        guard (1...16).contains(groups) else { throw ValidationError("--groups is 1 to 16") }
+    }
+
+    func run() async throws {
+        try await CommandFailure.reporting {
+            LocgateCommand.bootstrapLogging(level: database.level)
+            let logger = Logger(label: "locgate.ingest-floor")
+            let pool = try database.makePool(size: max(2, self.groups), logger: logger)
+            let groups = FloorGroupCommitter(pool: pool, outcome: outcome, state: state, rows: rows, maxDrainers: self.groups)
+            // A group up front: a missing table or a bad JSON option fails here, not per request.
+            try await groups.write(count: 1)
+            let router = Router()
+            router.post("/v1/events") { request, _ -> Response in
+                var request = request
+                _ = try await request.collectBody(upTo: 64 * 1024)
+                let position = try await groups.append()
+                var body = ByteBuffer()
+                body.writeString(#"{"results":[{"index":0,"status":"appended","version":1,"position":\#(position)}]}"#)
+                return Response(status: .created, headers: [.contentType: "application/json"], body: .init(byteBuffer: body))
+            }
+            let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)), logger: logger)
+            try await app.runService()
+            await pool.close()
+        }
+    }
+}
+
+/// Group commit, one group at a time by default like `serve`'s: requests queue, a drainer
+/// writes what is queued in one transaction and answers each after it commits. With more than
+/// one in flight, a request that finds every running drainer busy starts another.
+final class FloorGroupCommitter: Sendable {
+    private struct State {
+        var waiting: [CheckedContinuation<Int64, any Error>] = []
+        var drainers = 0
+    }
+
+    private let pool: PostgresConnectionPool
+    private let outcome: String
+    private let state: String
+    private let queue = Mutex(State())
+    private let maxDrainers: Int
+    private let rows: Int
+    /// Beyond this many waiting requests, more are refused at once (the benchmark keeps 64 open).
+    private let maxWaiting = 10_000
+
+    init(pool: PostgresConnectionPool, outcome: String, state: String, rows: Int, maxDrainers: Int) {
+        self.pool = pool
+        self.rows = rows
+        self.maxDrainers = maxDrainers
+        self.outcome = outcome
+        self.state = state
+    }
+
+    /// Returns when this request's rows are durable: the number of rows its group wrote.
+    func append() async throws -> Int64 {
+        try await withCheckedThrowingContinuation { continuation in
+            enum Admission { case refuse, queued, drain }
+            let admission = queue.withLock { state -> Admission in
+                guard state.waiting.count < maxWaiting else { return .refuse }
+                state.waiting.append(continuation)
+                guard state.drainers < maxDrainers else { return .queued }
+                state.drainers += 1
+                return .drain
+            }
+            switch admission {
+            case .refuse: continuation.resume(throwing: HTTPError(.serviceUnavailable, message: "too many requests waiting"))
+            case .queued: break
+            case .drain: Task { await self.drain() }
+            }
+        }
+    }
+
+    private func drain() async {
+        while true {
+            let group = queue.withLock { state -> [CheckedContinuation<Int64, any Error>] in
+                let group = state.waiting
+                state.waiting = []
+                if group.isEmpty { state.drainers -= 1 }
+                return group
+            }
+            if group.isEmpty { return }
+            do {
+                try await write(count: group.count)
+                for continuation in group { continuation.resume(returning: Int64(group.count)) }
+            } catch {
+                for continuation in group { continuation.resume(throwing: error) }
+            }
+        }
+    }
+
+    /// One transaction, one round trip: BEGIN, the inserts and COMMIT in one pipeline.
+    func write(count: Int) async throws {
+        let (count, outcome, state, rows) = (Int64(count), outcome, state, rows)
+        try await pool.withConnection { connection in
+            try connection.transaction { connection in
+                try connection.send("""
+                    INSERT INTO bench_events (app_id, user_id, device_id, version, event_id, type, data, occurred_at, outcome)
+                    SELECT '00000000-0000-0000-0000-000000000001', 'floor', gen_random_uuid()::text, 1, gen_random_uuid(),
+                           'appStateChanged', '{"state": "foreground"}', now(), \(outcome)::jsonb
+                    FROM generate_series(1, \(count))
+                    """)
+                guard rows > 1 else { return }
+                try connection.send("""
+                    INSERT INTO floor_states (app_id, user_id, device_id, version, state, status, provisional, milestones)
+                    SELECT '00000000-0000-0000-0000-000000000001', 'floor', gen_random_uuid()::text, 1, \(state)::jsonb,
+                           'notDetermined', false, 0
+                    FROM generate_series(1, \(count))
+                    """)
+                guard rows > 2 else { return }
+                try connection.send("""
+                    INSERT INTO floor_streams (app_id, user_id, device_id, version)
+                    SELECT '00000000-0000-0000-0000-000000000001', 'floor', gen_random_uuid()::text, 1
+                    FROM generate_series(1, \(count))
+                    """)
+            }
+        }
+    }
+}
