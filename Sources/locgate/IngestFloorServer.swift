@@ -27,10 +27,15 @@ struct IngestFloorBench: AsyncParsableCommand {
     @Option(help: "The device state each state row carries (JSON)") var state = #"{"status": "notDetermined"}"#
     @Option(help: "Group commits in flight at once") var groups = 1
     @Option(help: "Rows per event: 1 the event (pgbench's row), 2 and its device state, 3 and its stream head") var rows = 3
+    @Option(help: "Round trips per group: 1, or more with a `SELECT 1` answered before the writes for each extra (serve's groups take 4)")
+    var roundTrips = 1
+    @Flag(help: "Also do the database work the API's promises need, in its cheapest form: lock the streams, probe the event ids, read the streams' versions and states (all in the first round trip), and NOTIFY")
+    var reads = false
 
     func validate() throws {
         guard (1...3).contains(rows) else { throw ValidationError("--rows is 1, 2 or 3") }
         guard (1...16).contains(groups) else { throw ValidationError("--groups is 1 to 16") }
+        guard (1...8).contains(roundTrips) else { throw ValidationError("--round-trips is 1 to 8") }
     }
 
     func run() async throws {
@@ -38,7 +43,7 @@ struct IngestFloorBench: AsyncParsableCommand {
             LocgateCommand.bootstrapLogging(level: database.level)
             let logger = Logger(label: "locgate.ingest-floor")
             let pool = try database.makePool(size: max(2, self.groups), logger: logger)
-            let groups = FloorGroupCommitter(pool: pool, outcome: outcome, state: state, rows: rows, maxDrainers: self.groups)
+            let groups = FloorGroupCommitter(pool: pool, outcome: outcome, state: state, rows: rows, roundTrips: roundTrips, reads: reads, maxDrainers: self.groups)
             // A group up front: a missing table or a bad JSON option fails here, not per request.
             try await groups.write(count: 1)
             let router = Router()
@@ -72,12 +77,16 @@ final class FloorGroupCommitter: Sendable {
     private let queue = Mutex(State())
     private let maxDrainers: Int
     private let rows: Int
+    private let roundTrips: Int
+    private let reads: Bool
     /// Beyond this many waiting requests, more are refused at once (the benchmark keeps 64 open).
     private let maxWaiting = 10_000
 
-    init(pool: PostgresConnectionPool, outcome: String, state: String, rows: Int, maxDrainers: Int) {
+    init(pool: PostgresConnectionPool, outcome: String, state: String, rows: Int, roundTrips: Int, reads: Bool, maxDrainers: Int) {
         self.pool = pool
+        self.reads = reads
         self.rows = rows
+        self.roundTrips = roundTrips
         self.maxDrainers = maxDrainers
         self.outcome = outcome
         self.state = state
@@ -120,11 +129,14 @@ final class FloorGroupCommitter: Sendable {
         }
     }
 
-    /// One transaction, one round trip: BEGIN, the inserts and COMMIT in one pipeline.
+    /// One transaction, one round trip (unless `roundTrips` asks for more, or `reads` needs a
+    /// second): BEGIN, the inserts and COMMIT in one pipeline.
     func write(count: Int) async throws {
-        let (count, outcome, state, rows) = (Int64(count), outcome, state, rows)
+        if reads { return try await writeWithReads(count: count) }
+        let (count, outcome, state, rows, roundTrips) = (Int64(count), outcome, state, rows, roundTrips)
         try await pool.withConnection { connection in
             try connection.transaction { connection in
+                for _ in 1..<roundTrips { try connection.query("SELECT 1") }
                 try connection.send("""
                     INSERT INTO bench_events (app_id, user_id, device_id, version, event_id, type, data, occurred_at, outcome)
                     SELECT '00000000-0000-0000-0000-000000000001', 'floor', gen_random_uuid()::text, 1, gen_random_uuid(),
@@ -144,6 +156,60 @@ final class FloorGroupCommitter: Sendable {
                     SELECT '00000000-0000-0000-0000-000000000001', 'floor', gen_random_uuid()::text, 1
                     FROM generate_series(1, \(count))
                     """)
+            }
+        }
+    }
+
+    /// The same rows with ids made here, after the reads a real append makes, each in the form
+    /// `serve` uses (a LATERAL probe of a unique index per key), all answered in one round trip
+    /// before the writes; and one NOTIFY. Their answers are not used: every id is new.
+    private func writeWithReads(count: Int) async throws {
+        let (outcome, state, rows) = (outcome, state, rows)
+        let ids = (0..<count).map { _ in UUID() }
+        let devices = ids.map { "d-\($0.uuidString.lowercased())" }
+        let lockKeys = devices.map { Int64(truncatingIfNeeded: $0.hashValue) }.sorted()
+        try await pool.withConnection { connection in
+            try connection.transaction { connection in
+                try connection.send(
+                    "SELECT count(pg_advisory_xact_lock(k)) FROM unnest(\(PostgresArray(lockKeys))) WITH ORDINALITY AS t(k, n)")
+                try connection.send("""
+                    SELECT e.event_id FROM unnest(\(PostgresArray(ids))) AS i(id)
+                    CROSS JOIN LATERAL (
+                        SELECT event_id FROM bench_events
+                        WHERE app_id = '00000000-0000-0000-0000-000000000001' AND event_id = i.id LIMIT 1) AS e
+                    """)
+                try connection.send("""
+                    SELECT s.version FROM unnest(\(PostgresArray(devices))) AS d(id)
+                    CROSS JOIN LATERAL (
+                        SELECT version FROM floor_streams
+                        WHERE app_id = '00000000-0000-0000-0000-000000000001' AND user_id = 'floor' AND device_id = d.id LIMIT 1) AS s
+                    """)
+                try connection.query("""
+                    SELECT s.state FROM unnest(\(PostgresArray(devices))) AS d(id)
+                    CROSS JOIN LATERAL (
+                        SELECT state FROM floor_states
+                        WHERE app_id = '00000000-0000-0000-0000-000000000001' AND user_id = 'floor' AND device_id = d.id LIMIT 1) AS s
+                    """)
+                try connection.send("""
+                    INSERT INTO bench_events (app_id, user_id, device_id, version, event_id, type, data, occurred_at, outcome)
+                    SELECT '00000000-0000-0000-0000-000000000001', 'floor', d, 1, i,
+                           'appStateChanged', '{"state": "foreground"}', now(), \(outcome)::jsonb
+                    FROM unnest(\(PostgresArray(devices)), \(PostgresArray(ids))) AS b(d, i)
+                    """)
+                if rows > 1 {
+                    try connection.send("""
+                        INSERT INTO floor_states (app_id, user_id, device_id, version, state, status, provisional, milestones)
+                        SELECT '00000000-0000-0000-0000-000000000001', 'floor', d, 1, \(state)::jsonb, 'notDetermined', false, 0
+                        FROM unnest(\(PostgresArray(devices))) AS b(d)
+                        """)
+                }
+                if rows > 2 {
+                    try connection.send("""
+                        INSERT INTO floor_streams (app_id, user_id, device_id, version)
+                        SELECT '00000000-0000-0000-0000-000000000001', 'floor', d, 1 FROM unnest(\(PostgresArray(devices))) AS b(d)
+                        """)
+                }
+                try connection.send("SELECT pg_notify('locgate_floor', \(String(count)))")
             }
         }
     }
