@@ -52,7 +52,7 @@ public func buildRouter(
 ) -> Router<AppRequestContext> {
     let router = Router(context: AppRequestContext.self)
     router.add(middleware: ErrorBodyMiddleware())
-    router.add(middleware: MetricsMiddleware())
+    router.add(middleware: RequestMetricsMiddleware())
     router.add(middleware: AuthenticationMiddleware(keys: service.keys, adminToken: configuration.adminToken))
     if let rate = configuration.rateLimit, rate > 0 {
         router.add(middleware: RateLimitMiddleware(limiter: RateLimiter(requestsPerSecond: rate, burst: configuration.rateLimitBurst ?? rate)))
