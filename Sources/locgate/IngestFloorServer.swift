@@ -1,4 +1,5 @@
 import ArgumentParser
+import EventLog
 import Foundation
 import Hummingbird
 import Logging
@@ -85,6 +86,9 @@ final class FloorGroupCommitter: Sendable {
     private let reads: Bool
     /// Beyond this many waiting requests, more are refused at once (the benchmark keeps 64 open).
     private let maxWaiting = 10_000
+    /// The app every row belongs to (`Deploy/ingest-cpu` creates it), and the same as SQL.
+    private static let appID = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1))
+    private static let app = "'\(appID.lowercasedText)'"
 
     init(pool: PostgresConnectionPool, outcome: String, state: String, rows: Int, roundTrips: Int, reads: Bool, maxDrainers: Int) {
         self.pool = pool
@@ -143,21 +147,21 @@ final class FloorGroupCommitter: Sendable {
                 for _ in 1..<roundTrips { try connection.query("SELECT 1") }
                 try connection.send("""
                     INSERT INTO bench_events (app_id, user_id, device_id, version, event_id, type, data, occurred_at, outcome)
-                    SELECT '00000000-0000-0000-0000-000000000001', 'floor', gen_random_uuid()::text, 1, gen_random_uuid(),
+                    SELECT \(unescaped: Self.app), 'floor', gen_random_uuid()::text, 1, gen_random_uuid(),
                            'appStateChanged', '{"state": "foreground"}', now(), \(outcome)::jsonb
                     FROM generate_series(1, \(count))
                     """)
                 guard rows > 1 else { return }
                 try connection.send("""
                     INSERT INTO floor_states (app_id, user_id, device_id, version, state, status, provisional, milestones)
-                    SELECT '00000000-0000-0000-0000-000000000001', 'floor', gen_random_uuid()::text, 1, \(state)::jsonb,
+                    SELECT \(unescaped: Self.app), 'floor', gen_random_uuid()::text, 1, \(state)::jsonb,
                            'notDetermined', false, 0
                     FROM generate_series(1, \(count))
                     """)
                 guard rows > 2 else { return }
                 try connection.send("""
                     INSERT INTO floor_streams (app_id, user_id, device_id, version)
-                    SELECT '00000000-0000-0000-0000-000000000001', 'floor', gen_random_uuid()::text, 1
+                    SELECT \(unescaped: Self.app), 'floor', gen_random_uuid()::text, 1
                     FROM generate_series(1, \(count))
                     """)
             }
@@ -171,46 +175,45 @@ final class FloorGroupCommitter: Sendable {
         let (outcome, state, rows) = (outcome, state, rows)
         let ids = (0..<count).map { _ in UUID() }
         let devices = ids.map { "d-\($0.uuidString.lowercased())" }
-        let lockKeys = devices.map { Int64(truncatingIfNeeded: $0.hashValue) }.sorted()
+        let streams = devices.map { StreamKey(appID: Self.appID, userID: "floor", deviceID: $0) }
         try await pool.withConnection { connection in
             try connection.transaction { connection in
-                try connection.send(
-                    "SELECT count(pg_advisory_xact_lock(k)) FROM unnest(\(PostgresArray(lockKeys))) WITH ORDINALITY AS t(k, n)")
+                try EventLog.lock(streams, on: connection)
                 try connection.send("""
                     SELECT e.event_id FROM unnest(\(PostgresArray(ids))) AS i(id)
                     CROSS JOIN LATERAL (
                         SELECT event_id FROM bench_events
-                        WHERE app_id = '00000000-0000-0000-0000-000000000001' AND event_id = i.id LIMIT 1) AS e
+                        WHERE app_id = \(unescaped: Self.app) AND event_id = i.id LIMIT 1) AS e
                     """)
                 try connection.send("""
                     SELECT s.version FROM unnest(\(PostgresArray(devices))) AS d(id)
                     CROSS JOIN LATERAL (
                         SELECT version FROM floor_streams
-                        WHERE app_id = '00000000-0000-0000-0000-000000000001' AND user_id = 'floor' AND device_id = d.id LIMIT 1) AS s
+                        WHERE app_id = \(unescaped: Self.app) AND user_id = 'floor' AND device_id = d.id LIMIT 1) AS s
                     """)
                 try connection.query("""
                     SELECT s.state FROM unnest(\(PostgresArray(devices))) AS d(id)
                     CROSS JOIN LATERAL (
                         SELECT state FROM floor_states
-                        WHERE app_id = '00000000-0000-0000-0000-000000000001' AND user_id = 'floor' AND device_id = d.id LIMIT 1) AS s
+                        WHERE app_id = \(unescaped: Self.app) AND user_id = 'floor' AND device_id = d.id LIMIT 1) AS s
                     """)
                 try connection.send("""
                     INSERT INTO bench_events (app_id, user_id, device_id, version, event_id, type, data, occurred_at, outcome)
-                    SELECT '00000000-0000-0000-0000-000000000001', 'floor', d, 1, i,
+                    SELECT \(unescaped: Self.app), 'floor', d, 1, i,
                            'appStateChanged', '{"state": "foreground"}', now(), \(outcome)::jsonb
                     FROM unnest(\(PostgresArray(devices)), \(PostgresArray(ids))) AS b(d, i)
                     """)
                 if rows > 1 {
                     try connection.send("""
                         INSERT INTO floor_states (app_id, user_id, device_id, version, state, status, provisional, milestones)
-                        SELECT '00000000-0000-0000-0000-000000000001', 'floor', d, 1, \(state)::jsonb, 'notDetermined', false, 0
+                        SELECT \(unescaped: Self.app), 'floor', d, 1, \(state)::jsonb, 'notDetermined', false, 0
                         FROM unnest(\(PostgresArray(devices))) AS b(d)
                         """)
                 }
                 if rows > 2 {
                     try connection.send("""
                         INSERT INTO floor_streams (app_id, user_id, device_id, version)
-                        SELECT '00000000-0000-0000-0000-000000000001', 'floor', d, 1 FROM unnest(\(PostgresArray(devices))) AS b(d)
+                        SELECT \(unescaped: Self.app), 'floor', d, 1 FROM unnest(\(PostgresArray(devices))) AS b(d)
                         """)
                 }
                 try connection.send("SELECT pg_notify('locgate_floor', \(String(count)))")
