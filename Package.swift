@@ -15,6 +15,7 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18), .macCatalyst(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .executable(name: "locgate", targets: ["locgate"]),
+        .executable(name: "locgate-bench", targets: ["locgate-bench"]),
         .library(name: "LocationAuthorization", targets: ["LocationAuthorization"]),
         .library(name: "LocationGateClient", targets: ["LocationGateClient"]),
     ],
@@ -111,17 +112,39 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // What the two command-line tools share: database options, logging, JSON output.
+        .target(
+            name: "LocgateCommandSupport",
+            dependencies: [
+                "LocationGateService", "PostgresClient", "EventLog",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
         // The command-line tool and server.
         .executableTarget(
             name: "locgate",
             dependencies: [
-                "EventLog", "LocationGateService", "LocationGateHTTP",
+                "EventLog", "LocationGateService", "LocationGateHTTP", "LocgateCommandSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 "PostgresClient",
                 "LocationAuthorization",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The benchmarks' in-process halves and the least server of single-event ingest: a
+        // lab (Labs/), kept out of the product binary.
+        .executableTarget(
+            name: "locgate-bench",
+            dependencies: [
+                "EventLog", "LocationGateService", "LocgateCommandSupport", "PostgresClient",
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

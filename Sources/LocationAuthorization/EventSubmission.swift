@@ -63,6 +63,9 @@ extension EventSubmission: Codable {
         guard let occurredAt = RFC3339.date(from: occurredText) else {
             throw EventValidationError.invalid("occurredAt", "\(occurredText.prefix(64)) is not an RFC 3339 time")
         }
+        guard RFC3339.acceptedRange.contains(occurredAt) else {
+            throw EventValidationError.invalid("occurredAt", RFC3339.rangeMessage)
+        }
         let expectedVersion = try container.decodeIfPresent(Int64.self, forKey: .expectedVersion)
         if let expectedVersion, expectedVersion < 0 {
             throw EventValidationError.invalid("expectedVersion", "must be 0 or more")
@@ -85,6 +88,15 @@ extension EventSubmission: Codable {
 
 /// RFC 3339 times, with or without fractional seconds.
 public enum RFC3339 {
+    /// The times a request may carry (SPEC §1): from the Unix epoch up to but not including the
+    /// year 10000. Everything downstream (PostgreSQL's text form, rollup keys, partitions)
+    /// writes a four-digit year, so a time outside is refused where it enters.
+    public static let acceptedRange: Range<Date> =
+        Date(timeIntervalSince1970: 0)..<Date(timeIntervalSince1970: 253_402_300_800)
+
+    /// The error text for a time outside `acceptedRange`.
+    public static let rangeMessage = "must be from 1970-01-01T00:00:00Z up to but not including the year 10000"
+
     public static func date(from text: String) -> Date? {
         guard text.utf8.count <= 64 else { return nil }
         if let date = try? Date(text, strategy: .iso8601) { return date }

@@ -52,15 +52,17 @@ struct APIError: HTTPResponseError {
             status, Body(error: .init(code: error.code.rawValue, message: error.message, index: error.index)))
         if let retryAfter { response.headers[.retryAfter] = String(retryAfter) }
         for field in headers { response.headers.append(field) }
-        if request.uri.path.hasPrefix("/ofrep/") {
-            // OFREP clients read OFREP's bodies, whatever failed.
-            var ofrep = try OFREPError.response(status, key: nil, code: OFREPError.code(for: error.code), details: error.message)
-            for field in response.headers where field.name != .contentType && field.name != .contentLength {
-                ofrep.headers.append(field)
-            }
-            return ofrep
-        }
         return response
+    }
+}
+
+/// A service error thrown from a handler is answered as SPEC §5 says, without a wrapper at
+/// each call: the routes throw what the service throws.
+extension ServiceError: HTTPResponseError {
+    public var status: HTTPResponse.Status { APIError(self).status }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        try APIError(self).response(from: request, context: context)
     }
 }
 

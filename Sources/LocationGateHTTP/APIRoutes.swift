@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import LocationAuthorization
 import LocationGateService
+import Metrics
 
 /// The v1 API of SPEC §5.
 struct APIRoutes {
@@ -34,14 +35,12 @@ struct APIRoutes {
             throw APIError(.notFound, "analytics are prompts, statuses, escalations or settings")
         }
         let parameters = request.uri.queryParameters
-        let query = try call {
-            AnalyticsQuery(
+        let query = try (AnalyticsQuery(
                 kind: kind, appID: identity.appID,
                 groupBy: try AnalyticsQuery.parseGroupBy(parameters.get("groupBy")),
                 from: try AnalyticsQuery.parseTime(parameters.get("from"), "from"),
-                to: try AnalyticsQuery.parseTime(parameters.get("to"), "to"))
-        }
-        let rows = try await call { try await service.analytics(query) }
+                to: try AnalyticsQuery.parseTime(parameters.get("to"), "to")))
+        let rows = try await service.analytics(query)
         if request.headers[.accept]?.contains("text/csv") == true {
             let csv = AnalyticsFormat.csv(rows, kind: kind, groupBy: query.groupBy)
             return JSONResponse.make(.ok, data: Data(csv.utf8), contentType: "text/csv; charset=utf-8")
@@ -59,7 +58,7 @@ struct APIRoutes {
         struct Body: Decodable { var name: String }
         var request = request
         let body = try decode(Body.self, try await request.bodyData(limit: 64 * 1024))
-        let created = try await call { try await service.apps.create(name: body.name) }
+        let created = try await service.apps.create(name: body.name)
         struct Created: Encodable { var appId: String; var name: String; var apiKey: String }
         return try JSONResponse.make(.created, Created(appId: created.appID.uuidString.lowercased(), name: body.name, apiKey: created.apiKey))
     }
@@ -72,7 +71,7 @@ struct APIRoutes {
         guard let scope = KeyScope(rawValue: body.scope) else {
             throw APIError(.validationFailed, "scope: must be ingest, read or admin")
         }
-        let created = try await call { try await service.keys.create(appID: identity.appID, scope: scope) }
+        let created = try await service.keys.create(appID: identity.appID, scope: scope)
         struct Created: Encodable { var id: String; var scope: String; var key: String }
         return try JSONResponse.make(.created, Created(id: created.id.uuidString.lowercased(), scope: scope.rawValue, key: created.key))
     }
@@ -82,7 +81,7 @@ struct APIRoutes {
         guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else {
             throw APIError(.notFound, "no such key")
         }
-        guard try await call({ try await service.keys.revoke(appID: identity.appID, keyID: id) }) else {
+        guard try await service.keys.revoke(appID: identity.appID, keyID: id) else {
             throw APIError(.notFound, "no such key")
         }
         return Response(status: .noContent)
@@ -100,20 +99,20 @@ struct APIRoutes {
         } catch let error as ServiceError {
             throw APIError(error)
         }
-        let created = try await call { try await service.features.put(appID: identity.appID, feature: feature) }
+        let created = try await service.features.put(appID: identity.appID, feature: feature)
         return try JSONResponse.make(created ? .created : .ok, feature)
     }
 
     @Sendable func listFeatures(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.require(.read)
         struct List: Encodable { var features: [Feature] }
-        return try JSONResponse.make(.ok, List(features: try await call { try await service.features.features(appID: identity.appID) }))
+        return try JSONResponse.make(.ok, List(features: try await service.features.features(appID: identity.appID)))
     }
 
     @Sendable func getFeature(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.require(.read)
         let key = context.parameters.get("key") ?? ""
-        guard let feature = try await call({ try await service.features.feature(appID: identity.appID, key: key) }) else {
+        guard let feature = try await service.features.feature(appID: identity.appID, key: key) else {
             throw APIError(.notFound, "no feature \(key.prefix(128))")
         }
         return try JSONResponse.make(.ok, feature)
@@ -124,7 +123,7 @@ struct APIRoutes {
         let key = context.parameters.get("key") ?? ""
         // A key no feature can have is not looked up (nor sent to the database).
         guard (try? ClientText.checkKey(key, field: "key", bytes: 1...64)) != nil,
-            try await call({ try await service.features.delete(appID: identity.appID, key: key) })
+            try await service.features.delete(appID: identity.appID, key: key)
         else {
             throw APIError(.notFound, "no feature \(key.prefix(128))")
         }
@@ -137,7 +136,14 @@ struct APIRoutes {
         let identity = try context.require(.ingest)
         var request = request
         let body = try await request.bodyData(limit: 1 << 20)
-        let results = try await call { try await service.ingest(appID: identity.appID, body: body) }
+        let submissions: [EventSubmission]
+        do {
+            submissions = try EventBatch.decode(body, maxEvents: GateService.maxBatchEvents)
+        } catch {
+            Counter(label: "locgate_rejections_total", dimensions: [("code", error.code.rawValue)]).increment()
+            throw error
+        }
+        let results = try await service.ingest(appID: identity.appID, submissions: submissions)
         return JSONResponse.make(.ok, data: EventResults(results: results).jsonData)
     }
 
@@ -146,21 +152,21 @@ struct APIRoutes {
     @Sendable func deviceGates(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.require(.read)
         let key = try streamKey(identity, context)
-        return try JSONResponse.make(.ok, try await call { try await service.deviceGates(key) })
+        return try JSONResponse.make(.ok, try await service.deviceGates(key))
     }
 
     @Sendable func deviceGate(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.require(.read)
         let key = try streamKey(identity, context)
         let feature = context.parameters.get("feature") ?? ""
-        let decision = try await call { try await service.deviceGate(key, feature: feature) }
+        let decision = try await service.deviceGate(key, feature: feature)
         return JSONResponse.make(.ok, data: decision.jsonData)
     }
 
     @Sendable func userGates(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.require(.read)
         let user = try identifier(context, "user", field: "userId")
-        return try JSONResponse.make(.ok, try await call { try await service.userGates(appID: identity.appID, userID: user) })
+        return try JSONResponse.make(.ok, try await service.userGates(appID: identity.appID, userID: user))
     }
 
     @Sendable func queryGates(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -178,9 +184,7 @@ struct APIRoutes {
             }
         }
         struct Results: Encodable { var results: [DeviceDecisions] }
-        let results = try await call {
-            try await service.query(appID: identity.appID, devices: body.devices.map { ($0.userId, $0.deviceId) }, featureKeys: body.features)
-        }
+        let results = try await service.query(appID: identity.appID, devices: body.devices.map { ($0.userId, $0.deviceId) }, featureKeys: body.features)
         return try JSONResponse.make(.ok, Results(results: results))
     }
 
@@ -192,7 +196,7 @@ struct APIRoutes {
         let query = request.uri.queryParameters
         let after = try integer(query.get("afterVersion"), "afterVersion", default: 0, range: 0...Int64.max)
         let limit = try integer(query.get("limit"), "limit", default: 100, range: 1...1000)
-        return try JSONResponse.make(.ok, try await call { try await service.history(key, afterVersion: after, limit: Int(limit)) })
+        return try JSONResponse.make(.ok, try await service.history(key, afterVersion: after, limit: Int(limit)))
     }
 
     @Sendable func state(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -207,10 +211,13 @@ struct APIRoutes {
         var asOf: Date?
         if let asOfText {
             guard let date = RFC3339.date(from: asOfText) else { throw APIError(.invalidRequest, "asOf: not an RFC 3339 time") }
+            guard RFC3339.acceptedRange.contains(date) else {
+                throw APIError(.validationFailed, "asOf: \(RFC3339.rangeMessage)")
+            }
             asOf = date
         }
         let version = try versionText.map { try integer($0, "version", default: 0, range: 0...Int64.max) }
-        return try JSONResponse.make(.ok, try await call { try await service.state(key, asOf: asOf, version: version) })
+        return try JSONResponse.make(.ok, try await service.state(key, asOf: asOf, version: version))
     }
 
     // MARK: - Helpers
@@ -246,27 +253,5 @@ func decode<Value: Decodable>(_ type: Value.Type, _ data: Data) throws -> Value 
         return try EventCoding.decode(type, from: data)
     } catch {
         throw APIError(error.kind == .malformedJSON ? .malformedJSON : .invalidRequest, error.message)
-    }
-}
-
-/// Runs a synchronous service step, mapping its typed error to HTTP.
-func call<T>(_ body: () throws -> T) throws -> T {
-    do {
-        return try body()
-    } catch let error as ServiceError {
-        throw APIError(error)
-    }
-}
-
-/// Runs a service call, mapping its typed error to HTTP once.
-func call<T>(_ body: () async throws -> T) async throws -> T {
-    do {
-        return try await body()
-    } catch let error as ServiceError {
-        throw APIError(error)
-    } catch let error as APIError {
-        throw error
-    } catch {
-        throw APIError(ServiceError.from(error))
     }
 }

@@ -38,10 +38,7 @@ public func buildApplication(
     return Application(
         router: router,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "locgate"),
-        services: [
-            follower, ChangeTicker(hub: service.changes), AnalyticsRollup(pool: service.pool, logger: logger),
-            PartitionKeeper(pool: service.pool, logger: logger),
-        ],
+        services: [follower, ChangeTicker(hub: service.changes)] + service.backgroundServices(logger: logger),
         logger: logger)
 }
 
@@ -60,11 +57,12 @@ public func buildRouter(
     let routes = RouteTable(router: router)
     let streams = StreamRegistry(
         maxPerApp: configuration.maxStreamsPerApp, maxTotal: configuration.maxStreams, inactivity: configuration.streamInactivity)
+    let ofrepRoutes = routes.group("/ofrep/v1", router: router, middleware: OFREPErrorMiddleware())
     let ofrep = OFREPRoutes(service: service, streams: streams)
     HealthRoutes(service: service, follower: follower, registry: registry, streams: streams).register(on: routes)
     APIRoutes(service: service).register(on: routes)
-    ofrep.register(on: routes)
-    StreamRoutes(service: service, streams: streams, ofrep: ofrep).register(on: routes)
+    ofrep.register(on: ofrepRoutes)
+    StreamRoutes(service: service, streams: streams, ofrep: ofrep).register(v1: routes, ofrep: ofrepRoutes)
     DashboardRoutes(service: service).register(on: routes)
     routes.get("/hello") { _, _ in
         // The trivial JSON route the benchmarks compare gates against.

@@ -2,7 +2,8 @@ import Hummingbird
 import LocationGateService
 import Logging
 
-/// Gives every error the SPEC §5 JSON body (OFREP's under `/ofrep/`): the router's own
+/// Gives every error the SPEC §5 JSON body (the OFREP group turns them into OFREP's bodies
+/// first, see `OFREPErrorMiddleware`): the router's own
 /// not-found (an unknown path is 404 `notFound`), Hummingbird's `HTTPError`s, and anything
 /// unexpected, which is a defect: logged, and answered 500 `internalError` without details.
 /// Added first, so that it wraps every route and the not-found responder.
@@ -12,13 +13,24 @@ struct ErrorBodyMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
-        } catch let error as APIError {
-            throw error
-        } catch let error as HTTPError {
-            throw APIError(Self.code(for: error.status), error.body ?? Self.message(for: error.status))
         } catch {
-            context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))", "path": "\(request.uri.path)"])
-            throw APIError(ServiceError.from(error))
+            throw Self.apiError(error, request: request, context: context)
+        }
+    }
+
+    /// Any error as SPEC §5's: a defect (anything that is not the client's or the database's
+    /// availability) is logged here, once, with its details.
+    static func apiError(_ error: any Error, request: Request, context: Context) -> APIError {
+        switch error {
+        case let error as APIError: return error
+        case let error as HTTPError:
+            return APIError(Self.code(for: error.status), error.body ?? Self.message(for: error.status))
+        default:
+            let service = ServiceError.from(error)
+            if service.code == .internalError {
+                context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))", "path": "\(request.uri.path)"])
+            }
+            return APIError(service)
         }
     }
 

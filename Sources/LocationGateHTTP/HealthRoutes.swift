@@ -37,15 +37,16 @@ final class HealthRoutes: Sendable {
                 return JSONResponse.make(.ok, data: Data(), contentType: "text/plain; version=0.0.4")
             }
             // Gauges read at scrape time.
-            Gauge(label: "locgate_devices_cached").record(service.cache.count)
-            Gauge(label: "locgate_device_cache_bytes").record(service.cache.bytes)
-            Gauge(label: "locgate_device_cache_budget_bytes").record(service.cache.byteBudget)
-            Gauge(label: "locgate_keys_cached").record(service.keys.cachedCount)
-            Gauge(label: "locgate_pool_waiting").record(service.pool.waiting)
-            Gauge(label: "locgate_group_commit_queued_events").record(service.queuedEvents)
-            Gauge(label: "locgate_caches_following").record(service.coherence.isFollowing ? 1 : 0)
+            let statistics = service.statistics
+            Gauge(label: "locgate_devices_cached").record(statistics.devicesCached)
+            Gauge(label: "locgate_device_cache_bytes").record(statistics.cacheBytes)
+            Gauge(label: "locgate_device_cache_budget_bytes").record(statistics.cacheByteBudget)
+            Gauge(label: "locgate_keys_cached").record(statistics.keysCached)
+            Gauge(label: "locgate_pool_waiting").record(statistics.databaseWaiters)
+            Gauge(label: "locgate_group_commit_queued_events").record(statistics.queuedEvents)
+            Gauge(label: "locgate_caches_following").record(statistics.cachesFollowing ? 1 : 0)
             Gauge(label: "locgate_streams_open").record(streams.open)
-            if let vitals = try? await service.log.vitals() {
+            if let vitals = try? await service.logVitals() {
                 Gauge(label: "locgate_global_order_horizon_lag").record(vitals.horizonLag)
                 Gauge(label: "locgate_events_estimated").record(vitals.estimatedEvents)
             }
@@ -65,14 +66,13 @@ final class HealthRoutes: Sendable {
     @Sendable func ready(_ request: Request, context: AppRequestContext) async throws -> Response {
         var report = Readiness(
             ready: false, database: false, pendingMigrations: [], cacheFollowing: follower?.isCaughtUp ?? true,
-            horizonLag: nil, devicesCached: service.cache.count)
+            horizonLag: nil, devicesCached: service.statistics.devicesCached)
         do {
             if !migrated.withLock({ $0 }) {
-                let migrator = SchemaMigrator(pool: service.pool, migrations: try SchemaMigrations.load(), logger: context.logger)
-                report.pendingMigrations = try await migrator.pending().map(\.name)
+                report.pendingMigrations = try await service.pendingMigrations(logger: context.logger)
                 if report.pendingMigrations.isEmpty { migrated.withLock { $0 = true } }
             }
-            report.horizonLag = try await service.log.vitals().horizonLag
+            report.horizonLag = try await service.logVitals().horizonLag
             report.database = true
         } catch {
             report.database = false

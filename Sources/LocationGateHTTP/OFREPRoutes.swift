@@ -12,9 +12,11 @@ struct OFREPRoutes {
     let service: GateService
     let streams: StreamRegistry
 
+    /// Registers on the `/ofrep/v1` group, whose `OFREPErrorMiddleware` gives every error
+    /// (these handlers throw like any other) OFREP's body.
     func register(on routes: RouteTable) {
-        routes.post("/ofrep/v1/evaluate/flags/:key", use: evaluateFlag)
-        routes.post("/ofrep/v1/evaluate/flags", use: evaluateFlags)
+        routes.post("evaluate/flags/:key", use: evaluateFlag)
+        routes.post("evaluate/flags", use: evaluateFlags)
     }
 
     struct Evaluation: Encodable {
@@ -32,47 +34,20 @@ struct OFREPRoutes {
 
     @Sendable func evaluateFlag(_ request: Request, context: AppRequestContext) async throws -> Response {
         let flag = context.parameters.get("key") ?? ""
-        let identity: APIIdentity
-        do {
-            identity = try context.require(.read)
-        } catch let error as APIError {
-            return try OFREPError.response(error.status, key: flag, code: "GENERAL", details: error.error.message)
-        }
+        let identity = try context.require(.read)
         var request = request
-        let target: Target
-        switch try await Self.target(from: &request) {
-        case .success(let value): target = value
-        case .failure(let failure): return try OFREPError.response(failure.status, key: flag, code: failure.code, details: failure.details)
+        let target = try await Self.target(from: &request)
+        guard let feature = try await service.features.feature(appID: identity.appID, key: flag) else {
+            throw ContextFailure(code: "FLAG_NOT_FOUND", details: "no flag \(flag.prefix(128))", status: .notFound)
         }
-        do {
-            guard let feature = try await service.features.feature(appID: identity.appID, key: flag) else {
-                return try OFREPError.response(.notFound, key: flag, code: "FLAG_NOT_FOUND", details: "no flag \(flag.prefix(128))")
-            }
-            return try JSONResponse.make(.ok, try await evaluate(feature, appID: identity.appID, target: target))
-        } catch {
-            return try OFREPError.response(error, key: flag)
-        }
+        return try JSONResponse.make(.ok, try await evaluate(feature, appID: identity.appID, target: target))
     }
 
     @Sendable func evaluateFlags(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity: APIIdentity
-        do {
-            identity = try context.require(.read)
-        } catch let error as APIError {
-            return try OFREPError.response(error.status, key: nil, code: "GENERAL", details: error.error.message)
-        }
+        let identity = try context.require(.read)
         var request = request
-        let target: Target
-        switch try await Self.target(from: &request) {
-        case .success(let value): target = value
-        case .failure(let failure): return try OFREPError.response(failure.status, key: nil, code: failure.code, details: failure.details)
-        }
-        let bulk: (data: Data, etag: String)
-        do {
-            bulk = try await bulkEvaluation(appID: identity.appID, target: target)
-        } catch {
-            return try OFREPError.response(error, key: nil)
-        }
+        let target = try await Self.target(from: &request)
+        let bulk = try await bulkEvaluation(appID: identity.appID, target: target)
         if let match = request.headers[.ifNoneMatch], match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == bulk.etag }) {
             return Response(status: .notModified, headers: [.eTag: bulk.etag])
         }
@@ -114,19 +89,12 @@ struct OFREPRoutes {
     }
 
     private func evaluate(_ feature: Feature, appID: UUID, target: Target) async throws -> Evaluation {
-        let decision: (enabled: Bool, status: AuthorizationStatus, reason: GateReason, action: GateAction)
+        let decision: GateDecision
         if let deviceID = target.deviceID {
             let entry = try await service.device(.init(appID: appID, userID: target.userID, deviceID: deviceID))
-            let gate = entry.state.decide(feature, version: entry.version)
-            decision = (gate.enabled, gate.status, gate.reason, gate.action)
+            decision = entry.state.decide(feature, version: entry.version)
         } else {
-            let devices = try await service.userDevices(appID: appID, userID: target.userID)
-            let gates = devices.isEmpty
-                ? [DeviceState().decide(feature, version: 0)]
-                : devices.map { $0.1.state.decide(feature, version: $0.1.version) }
-            // The user level: the first enabling device, else the first device's reason.
-            let chosen = gates.first(where: \.enabled) ?? gates[0]
-            decision = (chosen.enabled, chosen.status, chosen.reason, chosen.action)
+            decision = try await service.userDecision(appID: appID, userID: target.userID, feature: feature)
         }
         return Evaluation(
             key: feature.key, value: decision.enabled, variant: decision.enabled ? "enabled" : "disabled",
@@ -134,6 +102,7 @@ struct OFREPRoutes {
             metadata: ["status": decision.status.rawValue, "reason": decision.reason.rawValue, "action": decision.action.rawValue])
     }
 
+    /// An OFREP-specific failure (context, parse, unknown flag), answered with its own code.
     struct ContextFailure: Error {
         var code: String
         var details: String
@@ -141,36 +110,36 @@ struct OFREPRoutes {
     }
 
     /// Reads `{"context": {"targetingKey", "deviceId"}}`.
-    static func target(from request: inout Request) async throws -> Result<Target, ContextFailure> {
+    static func target(from request: inout Request) async throws -> Target {
         let data: Data
         do {
             data = try await request.bodyData(limit: 64 * 1024)
         } catch {
-            return .failure(ContextFailure(code: "GENERAL", details: "the body is larger than 64 KiB", status: .contentTooLarge))
+            throw ContextFailure(code: "GENERAL", details: "the body is larger than 64 KiB", status: .contentTooLarge)
         }
         guard let object = try? JSONSerialization.jsonObject(with: data.isEmpty ? Data("{}".utf8) : data) as? [String: Any] else {
-            return .failure(ContextFailure(code: "PARSE_ERROR", details: "the body is not a JSON object"))
+            throw ContextFailure(code: "PARSE_ERROR", details: "the body is not a JSON object")
         }
         guard let context = object["context"] as? [String: Any] else {
             if object["context"] != nil {
-                return .failure(ContextFailure(code: "INVALID_CONTEXT", details: "context must be an object"))
+                throw ContextFailure(code: "INVALID_CONTEXT", details: "context must be an object")
             }
-            return .failure(ContextFailure(code: "TARGETING_KEY_MISSING", details: "context.targetingKey (the user id) is required"))
+            throw ContextFailure(code: "TARGETING_KEY_MISSING", details: "context.targetingKey (the user id) is required")
         }
         guard let rawKey = context["targetingKey"] else {
-            return .failure(ContextFailure(code: "TARGETING_KEY_MISSING", details: "context.targetingKey (the user id) is required"))
+            throw ContextFailure(code: "TARGETING_KEY_MISSING", details: "context.targetingKey (the user id) is required")
         }
         guard let userID = rawKey as? String, EventSubmission.isValidIdentifier(userID) else {
-            return .failure(ContextFailure(code: "INVALID_CONTEXT", details: "targetingKey must be 1 to 128 characters of A-Z a-z 0-9 . _ : @ -"))
+            throw ContextFailure(code: "INVALID_CONTEXT", details: "targetingKey must be 1 to 128 characters of A-Z a-z 0-9 . _ : @ -")
         }
         var deviceID: String?
         if let rawDevice = context["deviceId"] {
             guard let device = rawDevice as? String, EventSubmission.isValidIdentifier(device) else {
-                return .failure(ContextFailure(code: "INVALID_CONTEXT", details: "deviceId must be 1 to 128 characters of A-Z a-z 0-9 . _ : @ -"))
+                throw ContextFailure(code: "INVALID_CONTEXT", details: "deviceId must be 1 to 128 characters of A-Z a-z 0-9 . _ : @ -")
             }
             deviceID = device
         }
-        return .success(Target(userID: userID, deviceID: deviceID))
+        return Target(userID: userID, deviceID: deviceID)
     }
 
     /// FNV-1a of the body, for the ETag.

@@ -24,9 +24,10 @@ struct StreamRoutes {
     static let pageSize = 200
     static let lastEventID = HTTPField.Name("Last-Event-ID")
 
-    func register(on routes: RouteTable) {
-        routes.get("/v1/changes", use: changes)
-        routes.get("/ofrep/v1/event-streams", use: eventStream)
+    /// `/v1/changes` on the v1 table, the event streams on the OFREP group.
+    func register(v1: RouteTable, ofrep: RouteTable) {
+        v1.get("/v1/changes", use: changes)
+        ofrep.get("event-streams", use: eventStream)
     }
 
     // MARK: - /v1/changes
@@ -43,7 +44,7 @@ struct StreamRoutes {
         } else if parameters.get("from") == "start" {
             start = .start
         } else {
-            start = try await call { try await self.service.feedHead() }
+            start = try await self.service.feedHead()
         }
         if let refused = streams.open(identity.appID) { throw APIError(refused, retryAfter: 1) }
         let service = self.service
@@ -81,7 +82,7 @@ struct StreamRoutes {
             let hints = subscription.take()
             let now = ContinuousClock.now
             if !hints.subtracting(.tick).isEmpty { settleUntil = now + settleTime }
-            if now < settleUntil || now >= nextPoll || !service.coherence.isFollowing {
+            if now < settleUntil || now >= nextPoll || !service.cachesFollowing {
                 nextPoll = now + .seconds(5)
                 guard await catchUp() else { return false }
             }
@@ -140,7 +141,7 @@ struct StreamRoutes {
             if now - lastMessage >= inactivity { return true }
             ticks += 1
             // Poll every half second while the hints are not followed.
-            let polling = !service.coherence.isFollowing && ticks % 2 == 0
+            let polling = !service.cachesFollowing && ticks % 2 == 0
             if !hints.subtracting(.tick).isEmpty || polling {
                 guard let current = try? await ofrep.bulkEvaluation(appID: appID, target: target) else { continue }
                 if current.etag != etag {

@@ -4,8 +4,16 @@ import Foundation
 /// server writes `2026-11-22 10:00:00.123456+00`; parsing is by hand because it is on the hot
 /// path of every history and replay read.
 public enum PostgresTimestamp {
+    /// The times `format` writes as they are: years 0001-9999, PostgreSQL's four-digit form.
+    /// Callers refuse anything else where it enters (RFC3339.acceptedRange); a time outside
+    /// that still reaches here is clamped to the nearest end rather than trapping on a digit.
+    public static let formattableRange: ClosedRange<Double> = -62_135_596_800...253_402_300_799
+
     public static func format(_ date: Date) -> String {
-        let micros = (date.timeIntervalSince1970 * 1_000_000).rounded()
+        let unixSeconds = date.timeIntervalSince1970
+        let clamped = unixSeconds.isNaN
+            ? 0 : min(max(unixSeconds, formattableRange.lowerBound), formattableRange.upperBound)
+        let micros = (clamped * 1_000_000).rounded()
         let seconds = Int64((micros / 1_000_000).rounded(.down))
         let fraction = Int64(micros) - seconds * 1_000_000
         let (year, month, day) = civilDate(daysSinceEpoch: floorDiv(seconds, 86_400))

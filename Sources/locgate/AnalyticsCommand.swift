@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import LocgateCommandSupport
+import LocationGateHTTP
 import LocationGateService
 
 /// `locgate analytics prompts --app ID --group-by platform --format csv`.

@@ -9,14 +9,6 @@ struct LocgateCommand: AsyncParsableCommand {
         abstract: "LocationGate: Core Location authorization as an event-sourced backend.",
         subcommands: [
             ServeCommand.self, MigrateCommand.self, StatusCommand.self, AppsCommand.self, KeysCommand.self,
-            FeaturesCommand.self, SimulateCommand.self, ReplayCommand.self, VerifyCommand.self, ArchiveCommand.self, AnalyticsCommand.self, BenchCommand.self,
+            FeaturesCommand.self, SimulateCommand.self, ReplayCommand.self, VerifyCommand.self, ArchiveCommand.self, AnalyticsCommand.self,
         ])
-
-    static func bootstrapLogging(level: Logger.Level) {
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
-    }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import EventLog
+import LocgateCommandSupport
 import LocationGateSchema
 import Logging
 

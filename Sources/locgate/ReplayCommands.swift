@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LocgateCommandSupport
 import LocationGateService
 import Logging
 
@@ -23,7 +24,7 @@ struct ReplayCommand: AsyncParsableCommand {
         let clock = ContinuousClock()
         let started = clock.now
         try await withService(database, poolSize: 2) { service in
-            let replay = Replay(pool: service.pool, readPool: service.reads.standby, appID: app.flatMap(UUID.init(uuidString:)), logger: Logger(label: "locgate.replay"))
+            let replay = service.replay(appID: app.flatMap(UUID.init(uuidString:)), logger: Logger(label: "locgate.replay"))
             if diff {
                 let report = try await replay.diff(sampleSize: sample, progress: progress.report)
                 progress.finish()
@@ -64,7 +65,7 @@ struct VerifyCommand: AsyncParsableCommand {
     func run() async throws {
         let progress = EventProgress()
         let differences = try await withService(database) { service in
-            try await Replay(pool: service.pool, readPool: service.reads.standby, appID: app.flatMap(UUID.init(uuidString:)), logger: Logger(label: "locgate.verify"))
+            try await service.replay(appID: app.flatMap(UUID.init(uuidString:)), logger: Logger(label: "locgate.verify"))
                 .verify(progress: progress.report)
         }
         progress.finish()
@@ -96,6 +97,3 @@ final class EventProgress: @unchecked Sendable {
     }
 }
 
-extension Duration {
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
-}

@@ -1,6 +1,7 @@
 import ArgumentParser
 import EventLog
 import Foundation
+import LocgateCommandSupport
 import Hummingbird
 import LocationGateHTTP
 import LocationGateSchema
@@ -34,7 +35,7 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     private func runCommand() async throws {
-        LocgateCommand.bootstrapLogging(level: database.level)
+        CommandLogging.bootstrap(level: database.level)
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
         let logger = Logger(label: "locgate")

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LocgateCommandSupport
 import LocationAuthorization
 import LocationGateService
 import Logging

@@ -46,7 +46,7 @@ struct DashboardRoutes {
         var request = request
         let body = String(decoding: try await request.bodyData(limit: 16 * 1024), as: UTF8.self)
         let key = Self.formValue("key", in: body) ?? ""
-        let identity = try await call { try await service.keys.identity(forKey: key) }
+        let identity = try await service.keys.identity(forKey: key)
         guard let identity, identity.scope == .read || identity.scope == .admin else {
             let message = identity == nil ? "That key is not a valid app key." : "An ingest key cannot read the dashboard: use a read or admin key."
             return Self.html(.unauthorized, HTML.page(title: "Sign in", active: "", signedIn: false, body: Self.signInBody(error: message)))
@@ -66,7 +66,7 @@ struct DashboardRoutes {
     /// The signed-in app, or nil (the page then redirects to the sign-in form).
     func identity(_ request: Request) async throws -> APIIdentity? {
         guard let key = request.cookies[Self.cookieName]?.value, !key.isEmpty else { return nil }
-        let identity = try await call { try await service.keys.identity(forKey: key) }
+        let identity = try await service.keys.identity(forKey: key)
         guard let identity, identity.scope == .read || identity.scope == .admin else { return nil }
         return identity
     }
@@ -197,7 +197,7 @@ struct DashboardRoutes {
 
     @Sendable func features(_ request: Request, context: AppRequestContext) async throws -> Response {
         try await page(request) { identity, filters in
-            let coverage = try await call { try await service.featureCoverage(appID: identity.appID) }
+            let coverage = try await service.featureCoverage(appID: identity.appID)
             let table = DashboardTable(
                 id: "features", title: "Features now", columns: ["feature", "requires", "devices", "enabled", "top reasons (disabled)", "top actions (disabled)"],
                 rows: coverage.map { item in
@@ -229,7 +229,7 @@ struct DashboardRoutes {
                 throw APIError(.notFound, "no such device")
             }
             let key = StreamKey(appID: identity.appID, userID: user, deviceID: device)
-            let timeline = try await call { try await service.timeline(key) }
+            let timeline = try await service.timeline(key)
             let featureKeys = timeline.steps.first?.decisions.map(\.feature) ?? []
             let rows = timeline.steps.map { step -> [DashboardTable.Cell] in
                 let entry = step.entry
@@ -252,7 +252,7 @@ struct DashboardRoutes {
             let versionText = request.uri.queryParameters.get("version")
             let version = versionText.flatMap(Int64.init) ?? Int64(timeline.steps.count)
             if version > 0 {
-                let view = try await call { try await service.state(key, asOf: nil, version: version) }
+                let view = try await service.state(key, asOf: nil, version: version)
                 let state = view.state
                 let fields: [(String, String)] = [
                     ("status", state.status.rawValue), ("authorization", state.authorization.rawValue),
@@ -283,7 +283,7 @@ struct DashboardRoutes {
     func analytics(_ kind: AnalyticsQuery.Kind, _ identity: APIIdentity, _ filters: Filters, groupBy: [AnalyticsQuery.Dimension]) async throws -> [AnalyticsQuery.Row] {
         let query = AnalyticsQuery(kind: kind, appID: identity.appID, groupBy: groupBy, from: kind == .statuses ? nil : filters.from,
                                    to: kind == .statuses ? nil : filters.to)
-        return try await call { try await service.analytics(query) }
+        return try await service.analytics(query)
     }
 
     static func value(_ row: AnalyticsQuery.Row, _ name: String) -> JSONValue? { row.first { $0.0 == name }?.1 }

@@ -46,15 +46,11 @@ struct DashboardTable {
         return html + "</tbody></table></div>"
     }
 
-    /// RFC 4180 CSV: a header row, then the rows with exact numbers.
+    /// RFC 4180 CSV: a header row, then the rows with exact numbers (`CSVCell` neutralises text).
     var csv: String {
-        func field(_ text: String) -> String {
-            text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" })
-                ? "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : text
-        }
-        var lines = [columns.map(field).joined(separator: ",")]
+        var lines = [columns.map(CSVCell.text).joined(separator: ",")]
         for row in rows {
-            lines.append(row.map { field($0.value ?? $0.text) }.joined(separator: ","))
+            lines.append(row.map { cell in cell.value.map(CSVCell.number) ?? CSVCell.text(cell.text) }.joined(separator: ","))
         }
         return lines.joined(separator: "\r\n") + "\r\n"
     }

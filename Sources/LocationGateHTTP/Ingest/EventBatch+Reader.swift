@@ -75,8 +75,8 @@ extension EventBatch {
     }
 
     /// `YYYY-MM-DDTHH:MM:SS` with up to three fractional digits and `Z`, every field in range,
-    /// from the year 1600 (before the Gregorian calendar, Foundation counts Julian days); nil
-    /// for any other form, which `RFC3339` reads.
+    /// from 1970 (SPEC §1's lower bound; four digits keep it below the year 10000); nil for any
+    /// other form, which `RFC3339` reads and `EventSubmission` refuses or bounds.
     static func utcTime(_ text: String) -> Date? {
         var text = text
         return text.withUTF8 { bytes -> Date? in
@@ -96,7 +96,7 @@ extension EventBatch {
             }
             guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
                   let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
-                  year >= 1600, (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year),
+                  year >= 1970, (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year),
                   hour <= 23, minute <= 59, second <= 59 else { return nil }
             var fraction = 0.0
             if count > 20 {

@@ -1,16 +1,19 @@
 import ArgumentParser
 import EventLog
 import Foundation
+import LocgateCommandSupport
 import LocationGateService
 import Logging
 import PostgresClient
 
-/// `locgate bench ...`: the in-process halves of the benchmarks (Deploy/bench drives the rest,
-/// with wrk, pgbench and psql). Each prints one JSON object: our figure, the baseline measured
-/// the same way in the same run, and their ratio.
+/// `locgate-bench ...`: the in-process halves of the benchmarks (Labs/bench drives the rest,
+/// with wrk, pgbench and psql), and the least server of single-event ingest. A lab, kept out
+/// of the product's `locgate` binary. Each measurement prints one JSON object: our figure, the
+/// baseline measured the same way in the same run, and their ratio.
+@main
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "bench", abstract: "Measure against same-run baselines (see Deploy/bench).",
+        commandName: "locgate-bench", abstract: "Measure against same-run baselines (see Labs/bench).",
         subcommands: [AnalyticsBench.self, ReplayBench.self, IngestFloorBench.self])
 }
 
@@ -52,15 +55,15 @@ struct AnalyticsBench: AsyncParsableCommand {
     func run() async throws {
         guard let appID = UUID(uuidString: app) else { return }
         let runs = self.runs
-        let result = try await withService(database) { service -> BenchResult in
-            try await AnalyticsRollup(pool: service.pool, logger: Logger(label: "bench")).catchUp()
+        let result = try await withPool(database, label: "bench") { pool, logger -> BenchResult in
+            try await AnalyticsRollup(pool: pool, logger: logger).catchUp()
             let query = AnalyticsQuery(kind: .prompts, appID: appID)
             var rows = 0
             let ours = try await medianMilliseconds(repeat: runs) {
-                rows = try await service.pool.withConnection { connection in try query.run(on: connection).count }
+                rows = try await pool.withConnection { connection in try query.run(on: connection).count }
             }
             let baseline = try await medianMilliseconds(repeat: runs) {
-                try await service.pool.query(
+                try await pool.query(
                     """
                     SELECT outcome->'analytics'->>'prompt', data->>'choice', count(*),
                            count(*) FILTER (WHERE (outcome->'analytics'->>'granted')::boolean),
@@ -69,7 +72,7 @@ struct AnalyticsBench: AsyncParsableCommand {
                     GROUP BY 1, 2
                     """)
             }
-            let events = try await service.pool.query("SELECT count(*) FROM events WHERE app_id = \(appID)").first?.decode(0, as: Int64.self) ?? 0
+            let events = try await pool.query("SELECT count(*) FROM events WHERE app_id = \(appID)").first?.decode(0, as: Int64.self) ?? 0
             return BenchResult(
                 name: "grant-rate query", ours: ours, baseline: baseline, unit: "ms", ratio: baseline / max(ours, 0.001),
                 detail: "\(events) events, \(rows) result rows; baseline: GROUP BY over the log")
@@ -85,10 +88,11 @@ struct ReplayBench: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOptions
 
     func run() async throws {
-        let result = try await withService(database) { service -> BenchResult in
+        let result = try await withPool(database, label: "bench") { pool, logger -> BenchResult in
+            let log = EventLog(pool: pool, logger: logger)
             let clock = ContinuousClock()
             let start = clock.now
-            let projection = try await Replay(pool: service.pool, logger: Logger(label: "bench")).recompute()
+            let projection = try await Replay(pool: pool, logger: logger).recompute()
             let seconds = (clock.now - start).seconds
             let rate = Double(projection.events) / max(seconds, 0.001)
             // The baseline: the same rows, same order, through the same client, not folded.
@@ -96,7 +100,7 @@ struct ReplayBench: AsyncParsableCommand {
             var read = 0
             var position = LogPosition.start
             while true {
-                let page = try await service.log.read(after: position, limit: 10_000)
+                let page = try await log.read(after: position, limit: 10_000)
                 read += page.count
                 guard let last = page.last, page.count == 10_000 else { break }
                 position = last.logPosition

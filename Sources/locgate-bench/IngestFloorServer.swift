@@ -1,6 +1,7 @@
 import ArgumentParser
 import EventLog
 import Foundation
+import LocgateCommandSupport
 import Hummingbird
 import Logging
 import PostgresClient
@@ -45,7 +46,7 @@ struct IngestFloorBench: AsyncParsableCommand {
 
     func run() async throws {
         try await CommandFailure.reporting {
-            LocgateCommand.bootstrapLogging(level: database.level)
+            CommandLogging.bootstrap(level: database.level)
             let logger = Logger(label: "locgate.ingest-floor")
             let pool = try database.makePool(size: max(2, self.groups), logger: logger)
             let groups = FloorGroupCommitter(pool: pool, outcome: outcome, state: state, rows: rows, roundTrips: roundTrips, reads: reads, maxDrainers: self.groups)

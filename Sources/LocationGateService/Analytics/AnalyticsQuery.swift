@@ -68,9 +68,13 @@ public struct AnalyticsQuery: Sendable {
     /// Parses `from` / `to`: an RFC 3339 time or a date.
     public static func parseTime(_ text: String?, _ name: String) throws(ServiceError) -> Date? {
         guard let text else { return nil }
-        if let date = RFC3339.date(from: text) { return date }
-        if let date = RFC3339.date(from: text + "T00:00:00Z") { return date }
-        throw ServiceError(.invalidRequest, "\(name): not an RFC 3339 time or a date")
+        guard let date = RFC3339.date(from: text) ?? RFC3339.date(from: text + "T00:00:00Z") else {
+            throw ServiceError(.invalidRequest, "\(name): not an RFC 3339 time or a date")
+        }
+        guard RFC3339.acceptedRange.contains(date) else {
+            throw ServiceError(.validationFailed, "\(name): \(RFC3339.rangeMessage)")
+        }
+        return date
     }
 
     /// One result row: the group's fields, then the metrics, in column order.
@@ -220,54 +224,6 @@ public struct AnalyticsQuery: Sendable {
             }
             return groupFields(values) + [("status", .string(try row.decode(groupBy.count))), ("count", .number(Double(try row.decode(groupBy.count + 1) as Int64)))]
         }
-    }
-}
-
-/// Analytics results as JSON (`{"rows": [...]}`) or CSV (a header row, one column per field).
-public enum AnalyticsFormat {
-    public static func json(_ rows: [AnalyticsQuery.Row]) throws -> Data {
-        struct Rows: Encodable { var rows: [JSONValue] }
-        let objects = rows.map { row in JSONValue.object(Dictionary(row, uniquingKeysWith: { first, _ in first })) }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return try encoder.encode(Rows(rows: objects))
-    }
-
-    /// The header comes from the first row (every row of one query has the same fields); the
-    /// `choices` map is written as compact JSON in its cell.
-    public static func csv(_ rows: [AnalyticsQuery.Row], kind: AnalyticsQuery.Kind, groupBy: [AnalyticsQuery.Dimension]) -> String {
-        let header = rows.first.map { $0.map(\.0) } ?? (groupBy.map(\.rawValue) + emptyFields(kind))
-        var lines = [header.joined(separator: ",")]
-        for row in rows {
-            lines.append(row.map { cell($0.1) }.joined(separator: ","))
-        }
-        return lines.joined(separator: "\n") + "\n"
-    }
-
-    static func emptyFields(_ kind: AnalyticsQuery.Kind) -> [String] {
-        switch kind {
-        case .prompts: ["prompt", "shown", "answered", "inferred", "choices", "grantRate", "alwaysRate"]
-        case .statuses: ["status", "count"]
-        case .escalations: DeviceMilestones.names.map(\.1)
-        case .settings: ["upgrades", "downgrades"]
-        }
-    }
-
-    static func cell(_ value: JSONValue) -> String {
-        let text: String
-        switch value {
-        case .null: return ""
-        case .bool(let flag): return flag ? "true" : "false"
-        case .number(let number):
-            return number.rounded() == number && abs(number) < 1e15 ? String(Int64(number)) : String(number)
-        case .string(let string): text = string
-        case .array, .object:
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            text = (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? ""
-        }
-        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" }) else { return text }
-        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 }
 

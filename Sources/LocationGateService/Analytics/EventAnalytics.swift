@@ -12,7 +12,7 @@ public struct DeviceMilestones: OptionSet, Sendable, Hashable {
     public static let provisional = DeviceMilestones(rawValue: 8)
     public static let provisionalToPermanent = DeviceMilestones(rawValue: 16)
 
-    static let names: [(DeviceMilestones, String)] = [
+    public static let names: [(DeviceMilestones, String)] = [
         (.reachedWhenInUse, "reachedWhenInUse"), (.askedAlways, "askedAlways"), (.permanentAlways, "permanentAlways"),
         (.provisional, "provisional"), (.provisionalToPermanent, "provisionalToPermanent"),
     ]

@@ -1,5 +1,6 @@
 import Foundation
 import LocationAuthorization
+import LocationGateService
 
 /// `POST /v1/events` body: `{"events": [...]}`, decoded with each error tied to its event's index.
 struct EventBatch: Decodable {

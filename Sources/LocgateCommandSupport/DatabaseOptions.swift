@@ -5,20 +5,22 @@ import Logging
 import PostgresClient
 
 /// The database options every command shares.
-struct DatabaseOptions: ParsableArguments {
+package struct DatabaseOptions: ParsableArguments {
+    package init() {}
+
     @Option(name: .customLong("database-url"), help: "libpq connection string or URI (default: $LOCGATE_DATABASE_URL)")
-    var databaseURL: String?
+    package var databaseURL: String?
 
     @Option(name: .customLong("read-database-url"), help: "A streaming standby for reads that may lag: history, state as of, analytics, verify (default: $LOCGATE_READ_DATABASE_URL; unset reads the primary)")
-    var readDatabaseURL: String?
+    package var readDatabaseURL: String?
 
     @Option(name: .customLong("database-name"), help: "Use this database on the server the URL names")
-    var databaseName: String?
+    package var databaseName: String?
 
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical")
-    var logLevel: String = "info"
+    package var logLevel: String = "info"
 
-    func validate() throws {
+    package func validate() throws {
         guard resolvedURL != nil else {
             throw ValidationError("no database: pass --database-url or set LOCGATE_DATABASE_URL")
         }
@@ -27,25 +29,25 @@ struct DatabaseOptions: ParsableArguments {
         }
     }
 
-    var resolvedURL: String? {
+    package var resolvedURL: String? {
         databaseURL ?? ProcessInfo.processInfo.environment["LOCGATE_DATABASE_URL"]
     }
 
-    var level: Logger.Level { Logger.Level(rawValue: logLevel) ?? .info }
+    package var level: Logger.Level { Logger.Level(rawValue: logLevel) ?? .info }
 
-    func makePool(size: Int, logger: Logger) throws -> PostgresConnectionPool {
+    package func makePool(size: Int, logger: Logger) throws -> PostgresConnectionPool {
         guard let url = resolvedURL else { throw ValidationError("no database URL") }
         var configuration = PostgresConfiguration(connectionString: url)
         if let databaseName { configuration = configuration.with("dbname", databaseName) }
         return PostgresConnectionPool(configuration: configuration, size: size, logger: logger)
     }
 
-    var resolvedReadURL: String? {
+    package var resolvedReadURL: String? {
         (readDatabaseURL ?? ProcessInfo.processInfo.environment["LOCGATE_READ_DATABASE_URL"]).flatMap { $0.isEmpty ? nil : $0 }
     }
 
     /// The standby's pool when a read URL is configured.
-    func makeReadPool(size: Int, logger: Logger) -> PostgresConnectionPool? {
+    package func makeReadPool(size: Int, logger: Logger) -> PostgresConnectionPool? {
         guard let url = resolvedReadURL else { return nil }
         var configuration = PostgresConfiguration(connectionString: url)
         if let databaseName { configuration = configuration.with("dbname", databaseName) }

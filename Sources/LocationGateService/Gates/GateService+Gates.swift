@@ -1,0 +1,132 @@
+import EventLog
+import Foundation
+import LocationAuthorization
+import Logging
+import Metrics
+import PostgresClient
+
+extension GateService {
+    /// A device's state from memory, loaded once from the projection on a miss.
+    public func device(_ key: StreamKey) async throws(ServiceError) -> DeviceStateCache.Entry {
+        if let entry = cache.entry(key) { return entry }
+        let ticket = cache.ticket(key)
+        let loaded = try await database {
+            try await pool.withConnection { connection in
+                try DeviceStateStore.load(appID: key.appID, keys: [key], on: connection)
+            }
+        }
+        guard let row = loaded[key] else { return DeviceStateCache.Entry(version: 0, state: DeviceState()) }
+        cache.fill(key, ticket: ticket, version: row.version, state: row.state)
+        return DeviceStateCache.Entry(version: row.version, state: row.state)
+    }
+
+    func catalog(_ appID: UUID) async throws(ServiceError) -> [Feature] {
+        try await database { try await features.features(appID: appID) }
+    }
+
+    public func deviceGates(_ key: StreamKey) async throws(ServiceError) -> DeviceGates {
+        let entry = try await device(key)
+        let features = try await catalog(key.appID)
+        let state = entry.state
+        return DeviceGates(
+            userId: key.userID, deviceId: key.deviceID, status: state.status, provisional: state.provisional,
+            temporary: state.temporary, accuracy: state.effectiveAccuracy, version: entry.version,
+            decisions: features.map { state.decide($0, version: entry.version) })
+    }
+
+    public func deviceGate(_ key: StreamKey, feature featureKey: String) async throws(ServiceError) -> GateDecision {
+        guard let feature = try await catalog(key.appID).first(where: { $0.key == featureKey }) else {
+            throw ServiceError(.notFound, "no feature \(featureKey.prefix(128))")
+        }
+        let entry = try await device(key)
+        return entry.state.decide(feature, version: entry.version)
+    }
+
+    /// Every device of a user; a user with no devices is one device with no events.
+    public func userDevices(appID: UUID, userID: String) async throws(ServiceError) -> [(String, DeviceStateCache.Entry)] {
+        let stored = try await database {
+            try await pool.withConnection { connection in
+                try DeviceStateStore.loadUser(appID: appID, userID: userID, on: connection)
+            }
+        }
+        return stored.map { deviceID, entry in
+            let key = StreamKey(appID: appID, userID: userID, deviceID: deviceID)
+            if let cached = cache.entry(key), cached.version > entry.version { return (deviceID, cached) }
+            return (deviceID, entry)
+        }
+    }
+
+    /// The user level of a feature (SPEC §5, OFREP without `deviceId`): the first device that
+    /// enables it decides, else the first device's reason; a user with no devices is one device
+    /// with no events. `userGates` and OFREP both answer with this one rule.
+    public static func userDecision(_ feature: Feature, devices: [DeviceStateCache.Entry]) -> GateDecision {
+        let gates = devices.isEmpty
+            ? [DeviceState().decide(feature, version: 0)]
+            : devices.map { $0.state.decide(feature, version: $0.version) }
+        return gates.first(where: \.enabled) ?? gates[0]
+    }
+
+    /// A feature at the user level, for OFREP.
+    public func userDecision(appID: UUID, userID: String, feature: Feature) async throws(ServiceError) -> GateDecision {
+        let devices = try await userDevices(appID: appID, userID: userID)
+        return Self.userDecision(feature, devices: devices.map(\.1))
+    }
+
+    public func userGates(appID: UUID, userID: String) async throws(ServiceError) -> UserGates {
+        let devices = try await userDevices(appID: appID, userID: userID)
+        let features = try await catalog(appID)
+        let verdicts = features.map { feature in
+            let perDevice = devices.map { deviceID, entry in
+                let decision = entry.state.decide(feature, version: entry.version)
+                return UserGates.DeviceVerdict(deviceId: deviceID, enabled: decision.enabled, reason: decision.reason, action: decision.action)
+            }
+            let enabled = Self.userDecision(feature, devices: devices.map(\.1)).enabled
+            return UserGates.FeatureVerdict(feature: feature.key, enabled: enabled, devices: perDevice)
+        }
+        return UserGates(userId: userID, decisions: verdicts)
+    }
+
+    /// `POST /v1/gates/query`: many devices at once; misses load in one query.
+    public func query(appID: UUID, devices: [(userID: String, deviceID: String)], featureKeys: [String]?) async throws(ServiceError) -> [DeviceDecisions] {
+        guard devices.count <= Self.maxQueryDevices else {
+            throw ServiceError(.tooLarge, "a query holds at most \(Self.maxQueryDevices) devices")
+        }
+        let catalog = try await catalog(appID)
+        var selected = catalog
+        if let featureKeys {
+            selected = []
+            for key in featureKeys {
+                guard let feature = catalog.first(where: { $0.key == key }) else {
+                    throw ServiceError(.validationFailed, "features: no feature \(key.prefix(128))")
+                }
+                selected.append(feature)
+            }
+        }
+        let keys = devices.map { StreamKey(appID: appID, userID: $0.userID, deviceID: $0.deviceID) }
+        var entries: [StreamKey: DeviceStateCache.Entry] = [:]
+        var missing: [StreamKey] = []
+        for key in keys {
+            if let entry = cache.entry(key) { entries[key] = entry } else { missing.append(key) }
+        }
+        if !missing.isEmpty {
+            let missing = missing
+            let tickets = missing.map { cache.ticket($0) }
+            let loaded = try await database {
+                try await pool.withConnection { connection in
+                    try DeviceStateStore.load(appID: appID, keys: missing, on: connection)
+                }
+            }
+            for (key, ticket) in zip(missing, tickets) {
+                guard let row = loaded[key] else { continue }
+                entries[key] = DeviceStateCache.Entry(version: row.version, state: row.state)
+                cache.fill(key, ticket: ticket, version: row.version, state: row.state)
+            }
+        }
+        return keys.map { key in
+            let entry = entries[key] ?? DeviceStateCache.Entry(version: 0, state: DeviceState())
+            return DeviceDecisions(
+                userId: key.userID, deviceId: key.deviceID,
+                decisions: selected.map { entry.state.decide($0, version: entry.version) })
+        }
+    }
+}

@@ -1,0 +1,54 @@
+import EventLog
+import Foundation
+import LocationAuthorization
+import Logging
+import Metrics
+import PostgresClient
+
+extension GateService {
+    /// Appends a batch of decoded submissions atomically through the projection (the HTTP
+    /// layer decodes `POST /v1/events`; `locgate simulate` builds them).
+    public func ingest(appID: UUID, submissions: [EventSubmission]) async throws(ServiceError) -> [EventResult] {
+        guard !submissions.isEmpty else { return [] }
+        var decoded: [Int: LocationEvent] = [:]
+        var newEvents: [NewEvent] = []
+        newEvents.reserveCapacity(submissions.count)
+        for (index, submission) in submissions.enumerated() {
+            decoded[index] = submission.event
+            newEvents.append(NewEvent(
+                id: submission.id, userID: submission.userId, deviceID: submission.deviceId,
+                type: submission.event.type.rawValue, data: submission.event.dataJSON, occurredAt: submission.occurredAt,
+                expectedVersion: submission.expectedVersion))
+        }
+        let committed: CommittedAppend
+        do {
+            if newEvents.count <= Self.groupCommitLimit {
+                committed = try await committer.append(appID: appID, events: newEvents, decoded: decoded)
+            } else {
+                let projector = DeviceProjector(events: decoded)
+                let results = try await log.append(appID: appID, events: newEvents, projector: projector)
+                committed = CommittedAppend(results: results, outcomes: projector.outcomes, states: projector.states)
+            }
+        } catch {
+            rejections.increment()
+            if let error = error as? EventLogError { throw Self.translate(error) }
+            throw Self.translate(database: error)
+        }
+        for (key, version, state) in committed.states {
+            cache.store(key, version: version, state: state)
+        }
+        eventsAppended.increment(by: committed.results.filter { !$0.duplicate }.count)
+        do {
+            return try committed.results.enumerated().map { index, result in
+                // A new event's outcome is the one just computed; a duplicate's is read back.
+                let outcome = try committed.outcomes[index] ?? JSONText.outcome(result.outcome ?? "{}")
+                return EventResult(
+                    id: result.id.lowercasedText, userId: result.userID, deviceId: result.deviceID,
+                    version: result.version, effects: outcome.effects, status: outcome.after.status,
+                    duplicate: result.duplicate)
+            }
+        } catch {
+            throw ServiceError(.internalError, "a stored outcome could not be read")
+        }
+    }
+}
