@@ -33,9 +33,17 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.1.0"),
     ],
     targets: [
-        // Layer 0: the authorization domain. Standard library and Foundation only, no I/O.
+        // The JSON reader (`JSONNode`) and writer (`JSONWriter`) of the forms stored on every
+        // append and read back on every replay: Foundation's coders were most of that cost.
+        .target(
+            name: "LocationGateJSON",
+            swiftSettings: strictSettings
+        ),
+        // Layer 0: the authorization domain. Standard library, Foundation and the JSON forms
+        // only, no I/O.
         .target(
             name: "LocationAuthorization",
+            dependencies: ["LocationGateJSON"],
             swiftSettings: strictSettings
         ),
         // The fuzz target's body (Deploy/fuzz builds it with libFuzzer; the tests replay its corpus).
@@ -89,7 +97,7 @@ let package = Package(
         .target(
             name: "LocationGateService",
             dependencies: [
-                "LocationAuthorization", "EventLog", "PostgresClient", "LocationGateSchema",
+                "LocationAuthorization", "LocationGateJSON", "EventLog", "PostgresClient", "LocationGateSchema",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -102,7 +110,7 @@ let package = Package(
         .target(
             name: "LocationGateHTTP",
             dependencies: [
-                "LocationGateService", "LocationAuthorization", "EventLog", "PostgresClient",
+                "LocationGateService", "LocationAuthorization", "LocationGateJSON", "EventLog", "PostgresClient",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -162,7 +170,7 @@ let package = Package(
         .testTarget(
             name: "LocationAuthorizationTests",
             dependencies: [
-                "LocationAuthorization", "LocationAuthorizationFuzzing",
+                "LocationAuthorization", "LocationAuthorizationFuzzing", "LocationGateJSON",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             exclude: ["FuzzCorpus"],
@@ -172,7 +180,7 @@ let package = Package(
             name: "LocationGateHTTPTests",
             dependencies: [
                 "LocationGateHTTP", "LocationGateService", "LocationAuthorization", "EventLog", "PostgresClient",
-                "LocationGateTestSupport",
+                "LocationGateTestSupport", "LocationGateJSON",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -1,3 +1,6 @@
+import Foundation
+import LocationGateJSON
+
 /// The JSON forms the service writes on every append and reads back on every replay and state
 /// load, written and read by hand (`JSONWriter`, `JSONNode`) because Foundation's coders were
 /// most of the cost of both. They are the same forms as the `Codable` conformances: the tests

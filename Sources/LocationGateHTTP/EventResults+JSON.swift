@@ -1,5 +1,6 @@
 import Foundation
 import LocationAuthorization
+import LocationGateJSON
 import LocationGateService
 
 /// The answer to `POST /v1/events`, by hand for the same reason: one small append per request

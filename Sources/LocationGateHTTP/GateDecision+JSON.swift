@@ -1,5 +1,6 @@
 import Foundation
 import LocationAuthorization
+import LocationGateJSON
 
 /// Gate decisions written by hand: the gate is the hot path, and Foundation's JSONEncoder costs
 /// more than everything else a cached gate does. The output is the same JSON (keys sorted) that

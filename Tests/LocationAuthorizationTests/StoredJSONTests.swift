@@ -1,4 +1,5 @@
 import Foundation
+import LocationGateJSON
 import PropertyBased
 import Testing
 

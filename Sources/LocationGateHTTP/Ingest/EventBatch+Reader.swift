@@ -1,5 +1,6 @@
 import Foundation
 import LocationAuthorization
+import LocationGateJSON
 import PostgresClient
 
 extension EventBatch {

@@ -1,6 +1,7 @@
 import EventLog
 import Foundation
 import LocationAuthorization
+import LocationGateJSON
 import Logging
 import PostgresClient
 import ServiceLifecycle

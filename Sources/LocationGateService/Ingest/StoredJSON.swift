@@ -1,4 +1,5 @@
 import LocationAuthorization
+import LocationGateJSON
 
 /// The outcome stored with every event, written and read by hand for the reasons given in
 /// `LocationAuthorization/StoredJSON.swift`: the same form as the `Codable` conformance.

@@ -1,6 +1,7 @@
 import EventLog
 import Foundation
 import LocationAuthorization
+import LocationGateJSON
 
 /// One message of an app's change feed (`GET /v1/changes`): a committed event, at its place
 /// in the log's global order.
