@@ -45,7 +45,9 @@ pg_bindir() {
 # Runs a PostgreSQL server command as the cluster's owner: initdb refuses root, so root runs it
 # as the `postgres` user that Debian's package creates.
 as_pg_owner() {
-    if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+    # From /, which every user may enter: the caller's directory (a clone under /root, a
+    # mode-0700 mktemp folder) may be closed to postgres. Paths given must be absolute.
+    if [ "$(id -u)" -eq 0 ]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi
 }
 
 # cluster_start DIR PORT [durable|fast]

@@ -97,7 +97,9 @@ def start_patroni(args, index):
     command = ["patroni", config]
     if os.geteuid() == 0:
         command = ["runuser", "-u", "postgres", "--"] + command
-    wrapper = subprocess.Popen(command, stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
+    # From the state directory (postgres owns it): Patroni's workers chdir to the directory
+    # they inherit, and the clone may be one postgres cannot enter.
+    wrapper = subprocess.Popen(command, stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True, cwd=args.dir)
     pid = wrapper.pid
     for _ in range(50):
         children = subprocess.run(["pgrep", "-P", str(wrapper.pid)], capture_output=True, text=True).stdout.split()

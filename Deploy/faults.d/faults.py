@@ -76,7 +76,8 @@ def pg_restart(args):
     command = [args.pg_ctl, "-D", args.pgdata, "-m", "immediate", "-w", "-t", "60", "-l", args.pg_log, "restart"]
     if os.geteuid() == 0:
         command = ["runuser", "-u", "postgres", "--"] + command
-    subprocess.run(command, check=True, capture_output=True)
+    # From /: the clone may be a directory postgres cannot enter.
+    subprocess.run(command, check=True, capture_output=True, cwd="/")
 
 
 def ingest_phase(args, servers, key, ports):

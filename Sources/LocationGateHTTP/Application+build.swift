@@ -50,19 +50,22 @@ public func buildRouter(
     let router = Router(context: AppRequestContext.self)
     router.add(middleware: ErrorBodyMiddleware())
     router.add(middleware: RequestMetricsMiddleware())
-    router.add(middleware: AuthenticationMiddleware(keys: service.keys, adminToken: configuration.adminToken))
-    if let rate = configuration.rateLimit, rate > 0 {
-        router.add(middleware: RateLimitMiddleware(limiter: RateLimiter(requestsPerSecond: rate, burst: configuration.rateLimitBurst ?? rate)))
-    }
     let routes = RouteTable(router: router)
     let streams = StreamRegistry(
         maxPerApp: configuration.maxStreamsPerApp, maxTotal: configuration.maxStreams, inactivity: configuration.streamInactivity)
-    let ofrepRoutes = routes.group("/ofrep/v1", router: router, middleware: OFREPErrorMiddleware())
+    // Keys and per-app limits on the API's groups; health, metrics and the dashboard (which
+    // signs in with its own session) are outside them.
+    var keyed: [any RouterMiddleware<AppRequestContext>] = [AuthenticationMiddleware(keys: service.keys, adminToken: configuration.adminToken)]
+    if let rate = configuration.rateLimit, rate > 0 {
+        keyed.append(RateLimitMiddleware(limiter: RateLimiter(requestsPerSecond: rate, burst: configuration.rateLimitBurst ?? rate)))
+    }
+    let v1 = routes.group("/v1", router: router, middleware: keyed)
+    let ofrepRoutes = routes.group("/ofrep/v1", router: router, catchAll: true, middleware: [OFREPErrorMiddleware()] + keyed)
     let ofrep = OFREPRoutes(service: service, streams: streams)
     HealthRoutes(service: service, follower: follower, registry: registry, streams: streams).register(on: routes)
-    APIRoutes(service: service).register(on: routes)
+    APIRoutes(service: service).register(on: v1)
     ofrep.register(on: ofrepRoutes)
-    StreamRoutes(service: service, streams: streams, ofrep: ofrep).register(v1: routes, ofrep: ofrepRoutes)
+    StreamRoutes(service: service, streams: streams, ofrep: ofrep).register(v1: v1, ofrep: ofrepRoutes)
     DashboardRoutes(service: service).register(on: routes)
     routes.get("/hello") { _, _ in
         // The trivial JSON route the benchmarks compare gates against.

@@ -15,9 +15,6 @@ struct AuthenticationMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
-        // Health and metrics need no key, and never touch the database for one.
-        let path = request.uri.path
-        if path == "/healthz" || path == "/readyz" || path == "/metrics" { return try await next(request, context) }
         if let token = Self.token(in: request) {
             if let adminToken, !adminToken.isEmpty, Self.constantTimeEqual(token, adminToken) {
                 context.isAdminToken = true

@@ -15,8 +15,8 @@ struct OFREPRoutes {
     /// Registers on the `/ofrep/v1` group, whose `OFREPErrorMiddleware` gives every error
     /// (these handlers throw like any other) OFREP's body.
     func register(on routes: RouteTable) {
-        routes.post("evaluate/flags/:key", use: evaluateFlag)
-        routes.post("evaluate/flags", use: evaluateFlags)
+        routes.post("/ofrep/v1/evaluate/flags/:key", use: evaluateFlag)
+        routes.post("/ofrep/v1/evaluate/flags", use: evaluateFlags)
     }
 
     struct Evaluation: Encodable {

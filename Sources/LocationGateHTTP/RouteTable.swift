@@ -15,22 +15,32 @@ final class RouteTable {
 
     private let on: (RouterPath, HTTPRequest.Method, @escaping Handler) -> Void
     private let prefix: String
+    /// Whether any other path under the prefix is answered 404 inside the group.
+    private let catchAll: Bool
     private var paths: [(path: String, methods: [HTTPRequest.Method])] = []
     private var groups: [RouteTable] = []
 
     init(router: Router<AppRequestContext>) {
         self.prefix = ""
+        self.catchAll = false
         self.on = { path, method, handler in router.on(path, method: method, use: handler) }
     }
 
-    private init(group: RouterGroup<AppRequestContext>, prefix: String) {
+    private init(group: RouterGroup<AppRequestContext>, prefix: String, catchAll: Bool) {
         self.prefix = prefix
+        self.catchAll = catchAll
         self.on = { path, method, handler in group.on(path, method: method, use: handler) }
     }
 
-    /// The routes under `prefix`, behind `middleware`.
-    func group(_ prefix: String, router: Router<AppRequestContext>, middleware: some RouterMiddleware<AppRequestContext>) -> RouteTable {
-        let table = RouteTable(group: router.group(RouterPath(prefix)).add(middleware: middleware), prefix: prefix)
+    /// The routes under `prefix` (registered with their full paths), behind `middleware`, in
+    /// that order. With `catchAll`, any other path under the prefix is a 404 inside the group,
+    /// so that it too gets the group's middleware (OFREP's error format).
+    func group(
+        _ prefix: String, router: Router<AppRequestContext>, catchAll: Bool = false,
+        middleware: [any RouterMiddleware<AppRequestContext>]
+    ) -> RouteTable {
+        let group = router.group(RouterPath(prefix)).add(middleware: MiddlewareChain(items: middleware))
+        let table = RouteTable(group: group, prefix: prefix, catchAll: catchAll)
         groups.append(table)
         return table
     }
@@ -40,9 +50,10 @@ final class RouteTable {
     func put(_ path: String, use handler: @escaping Handler) { add(.put, path, handler) }
     func delete(_ path: String, use handler: @escaping Handler) { add(.delete, path, handler) }
 
-    /// A path relative to the table (`/v1/events`, or `evaluate/flags` in the OFREP group).
+    /// A full path (`/v1/events`); a group registers it relative to its prefix.
     private func add(_ method: HTTPRequest.Method, _ path: String, _ handler: @escaping Handler) {
-        on(RouterPath(path), method, handler)
+        precondition(path.hasPrefix(prefix), "\(path) is outside the group \(prefix)")
+        on(RouterPath(relative(path)), method, handler)
         if let index = paths.firstIndex(where: { $0.path == path }) {
             paths[index].methods.append(method)
         } else {
@@ -58,18 +69,41 @@ final class RouteTable {
         for (path, allowed) in paths {
             let allow = allowed.map(\.rawValue).joined(separator: ", ")
             for method in methods where !allowed.contains(method) {
-                on(RouterPath(path), method) { request, _ -> Response in
+                on(RouterPath(relative(path)), method) { request, _ -> Response in
                     var error = APIError(.methodNotAllowed, "\(request.method.rawValue) is not allowed here; use \(allow)")
                     error.headers[.allow] = allow
                     throw error
                 }
             }
         }
-        if !prefix.isEmpty {
+        if catchAll {
             for method in methods {
                 on(RouterPath("**"), method) { _, _ -> Response in throw APIError(.notFound, "no such resource") }
             }
         }
         for group in groups { group.registerMethodNotAllowed() }
+    }
+
+    private func relative(_ path: String) -> String {
+        prefix.isEmpty ? path : String(path.dropFirst(prefix.count))
+    }
+}
+
+/// A group's middleware in order, as one middleware (the group takes one per call, typed).
+struct MiddlewareChain: RouterMiddleware {
+    typealias Context = AppRequestContext
+    let items: [any RouterMiddleware<AppRequestContext>]
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        try await run(from: 0, request, context, next)
+    }
+
+    private func run(
+        from index: Int, _ request: Request, _ context: Context, _ next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        guard index < items.count else { return try await next(request, context) }
+        return try await items[index].handle(request, context: context) { request, context in
+            try await run(from: index + 1, request, context, next)
+        }
     }
 }

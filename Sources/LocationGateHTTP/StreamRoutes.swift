@@ -27,7 +27,7 @@ struct StreamRoutes {
     /// `/v1/changes` on the v1 table, the event streams on the OFREP group.
     func register(v1: RouteTable, ofrep: RouteTable) {
         v1.get("/v1/changes", use: changes)
-        ofrep.get("event-streams", use: eventStream)
+        ofrep.get("/ofrep/v1/event-streams", use: eventStream)
     }
 
     // MARK: - /v1/changes

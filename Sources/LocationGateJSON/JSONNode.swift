@@ -17,6 +17,11 @@ public enum JSONNode: Sendable, Equatable {
     public struct Member: Sendable, Equatable {
         public var key: String
         public var value: JSONNode
+
+        public init(key: String, value: JSONNode) {
+            self.key = key
+            self.value = value
+        }
     }
 
     /// Parses JSON text; nil when it is not valid JSON.

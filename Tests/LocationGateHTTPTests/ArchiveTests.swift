@@ -6,6 +6,7 @@ import LocationGateService
 import LocationGateTestSupport
 import PostgresClient
 import Testing
+@testable import LocationGateHTTP
 
 /// The partitioned log and `locgate archive` (migration 008), on a database of their own: an
 /// archive drops partitions of every app.
@@ -52,7 +53,7 @@ struct ArchiveTests {
         // One more event of the first device, into the newest partition: after the archive its
         // stream starts in the snapshot and goes on in the log.
         let later = #"{"events": [{"id": "\#(UUID().uuidString)", "userId": "user-0", "deviceId": "device-0", "occurredAt": "\#(RFC3339Now.string)", "type": "appStateChanged", "data": {"state": "background"}}]}"#
-        appended += try await service.ingest(appID: appID, body: Data(later.utf8)).count
+        appended += try await service.ingest(appID: appID, submissions: try EventBatch.decode(Data(later.utf8), maxEvents: 1000)).count
 
         let replay = Replay(pool: pool, appID: appID, logger: TestDatabase.logger)
         #expect(try await replay.verify().isEmpty)

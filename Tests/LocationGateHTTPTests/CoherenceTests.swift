@@ -1,12 +1,12 @@
 import EventLog
 import Foundation
 import LocationAuthorization
-import LocationGateService
 import LocationGateTestSupport
 import Logging
 import PostgresClient
 import ServiceLifecycle
 import Testing
+@testable import LocationGateService
 
 /// The change-notification connection as the caches depend on it, with a real follower.
 @Suite("Coherence: a listener that dies silently is noticed")

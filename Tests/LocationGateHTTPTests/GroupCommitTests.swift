@@ -1,11 +1,11 @@
 @testable import EventLog
 import Foundation
 import LocationAuthorization
-import LocationGateService
 import LocationGateTestSupport
 import PostgresClient
 import Synchronization
 import Testing
+@testable import LocationGateService
 
 @Suite("Group commit: concurrent small appends share transactions and fail alone")
 struct GroupCommitTests {

@@ -5,6 +5,7 @@ import LocationGateService
 import LocationGateTestSupport
 import PostgresClient
 import Testing
+import LocationGateHTTP
 
 @Suite("Replay: rebuild = inline projection = verify-clean")
 struct ReplayTests {
