@@ -134,6 +134,17 @@ measured_bin() {
     echo "$(swift build -c release --show-bin-path)/locgate"
 }
 
+# measured_bench_bin: the locgate-bench a measurement runs (the benchmarks' in-process halves
+# and the least server): $LOCGATE_BENCH_BIN when set, else this tree's release build.
+measured_bench_bin() {
+    if [ -n "${LOCGATE_BENCH_BIN:-}" ]; then
+        echo "$LOCGATE_BENCH_BIN"
+        return
+    fi
+    run_quiet swift build -c release --product locgate-bench || return 1
+    echo "$(swift build -c release --show-bin-path)/locgate-bench"
+}
+
 # json PATH: the value at PATH (a Python subscript such as '["appId"]') of the JSON on stdin.
 json() { python3 -c "import json, sys; print(json.load(sys.stdin)$1)"; }
 
