@@ -46,7 +46,7 @@ let package = Package(
             dependencies: ["LocationGateJSON"],
             swiftSettings: strictSettings
         ),
-        // The fuzz target's body (Deploy/fuzz builds it with libFuzzer; the tests replay its corpus).
+        // The fuzz target's body (Labs/fuzz builds it with libFuzzer; the tests replay its corpus).
         .target(
             name: "LocationAuthorizationFuzzing",
             dependencies: ["LocationAuthorization"],

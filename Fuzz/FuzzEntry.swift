@@ -1,4 +1,4 @@
-// The libFuzzer entry point. Not part of the package: `Deploy/fuzz` compiles it with the
+// The libFuzzer entry point. Not part of the package: `Labs/fuzz` compiles it with the
 // domain's sources and EventFuzzing into one binary with `swiftc -sanitize=fuzzer`.
 
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -9,7 +9,7 @@ import LocationAuthorization
 /// - an event's stored form reads back as the same event, and a state's as the same state;
 /// - an event the reducer refuses leaves the state as it was (what `state?asOf=` relies on).
 ///
-/// `Deploy/fuzz` builds it with libFuzzer; the inputs that crashed it are kept in
+/// `Labs/fuzz` builds it with libFuzzer; the inputs that crashed it are kept in
 /// `Tests/LocationAuthorizationTests/FuzzCorpus/` and replayed by the tests.
 public enum EventFuzzing {
     private struct Batch: Decodable {

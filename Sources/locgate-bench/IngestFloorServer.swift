@@ -8,14 +8,14 @@ import PostgresClient
 import Synchronization
 
 /// `locgate bench ingest-floor`: the least a server can do for single-event ingest on this
-/// stack, as a yardstick for `locgate serve` (Deploy/ingest-cpu runs both under the same wrk).
+/// stack, as a yardstick for `locgate serve` (Labs/ingest-cpu runs both under the same wrk).
 ///
 /// It answers `POST /v1/events` only after the request's rows are durable, as `serve` does, with
 /// the same parts: Hummingbird, our libpq client and its thread pool, and one group commit at a
 /// time. It does nothing else: no authentication, no decoding (the body is read and dropped), no
 /// rules and no cache. Each group writes the rows an event needs (an event row into
 /// `bench_events`, a device state into `floor_states`, a stream head into `floor_streams`, the
-/// tables `Deploy/ingest-cpu` makes) in one round trip. So no design of the service on
+/// tables `Labs/ingest-cpu` makes) in one round trip. So no design of the service on
 /// Hummingbird and libpq can ingest faster here: what it reaches against pgbench is the ceiling
 /// of the ratio, and `serve`'s rate over it is how much of that ceiling we use. With `--reads`
 /// it also does the database work the API's promises need (locks, the idempotency probe, the
@@ -24,7 +24,7 @@ import Synchronization
 struct IngestFloorBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ingest-floor",
-        abstract: "Serve POST /v1/events doing only a durable group commit of an event's rows (a yardstick for Deploy/ingest-cpu).")
+        abstract: "Serve POST /v1/events doing only a durable group commit of an event's rows (a yardstick for Labs/ingest-cpu).")
 
     @OptionGroup var database: DatabaseOptions
     @Option(help: "Port to listen on (127.0.0.1)") var port = 8090
@@ -87,7 +87,7 @@ final class FloorGroupCommitter: Sendable {
     private let reads: Bool
     /// Beyond this many waiting requests, more are refused at once (the benchmark keeps 64 open).
     private let maxWaiting = 10_000
-    /// The app every row belongs to (`Deploy/ingest-cpu` creates it), and the same as SQL.
+    /// The app every row belongs to (`Labs/ingest-cpu` creates it), and the same as SQL.
     private static let appID = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1))
     private static let app = "'\(appID.lowercasedText)'"
 

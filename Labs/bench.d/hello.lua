@@ -1,2 +1,2 @@
 -- wrk: the trivial JSON route of the same server binary, as the baseline.
-dofile("Deploy/bench.d/report.lua")
+dofile("Labs/bench.d/report.lua")

@@ -1,4 +1,4 @@
-"""Fault injection against real processes: what Deploy/faults runs after it started a durable
+"""Fault injection against real processes: what Labs/faults runs after it started a durable
 PostgreSQL cluster. Standard library only. Every request goes to 127.0.0.1, every loop is
 bounded in count and time.
 
@@ -25,7 +25,7 @@ import threading
 import time
 import uuid
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Deploy", "pylib"))
 from loadclient import classify, event, percentile, request  # noqa: E402
 
 

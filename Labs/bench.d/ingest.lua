@@ -25,4 +25,4 @@ request = function()
         '", "occurredAt": "2026-11-22T10:00:00Z", "type": "appStateChanged", "data": {"state": "foreground"}}]}'
     return wrk.format("POST", "/v1/events", { ["Authorization"] = "Bearer " .. key, ["Content-Type"] = "application/json" }, body)
 end
-dofile("Deploy/bench.d/report.lua")
+dofile("Labs/bench.d/report.lua")
