@@ -47,6 +47,40 @@ struct DeviceStateCacheTests {
         #expect(seen.count == states.count)
     }
 
+    /// The fields `PackedDeviceState` carries (its bits, and the context by index). A field added
+    /// to `DeviceState` and not to the packing would silently vanish from every cached device:
+    /// this list and the round trip above have to learn it first.
+    static let packedFields: Set<String> = [
+        "authorization", "provisional", "temporary", "alwaysPromptUsed", "pendingPrompt", "accuracy",
+        "temporaryFullAccuracy", "locationServicesEnabled", "restricted", "inUse", "inferredAllowWhileUsing", "context",
+    ]
+
+    @Test("Every stored field of DeviceState is one the packed form carries")
+    func everyFieldPacked() {
+        let fields = Set(Mirror(reflecting: DeviceState()).children.compactMap(\.label))
+        #expect(fields == Self.packedFields, "DeviceState's fields changed: carry \(fields.subtracting(Self.packedFields).sorted()) in PackedDeviceState, then list them here")
+        // Each field, changed alone from its default, survives the packing.
+        var changed: [String: DeviceState] = [:]
+        var state = DeviceState(); state.authorization = .authorizedAlways; changed["authorization"] = state
+        state = DeviceState(); state.provisional = true; changed["provisional"] = state
+        state = DeviceState(); state.temporary = true; changed["temporary"] = state
+        state = DeviceState(); state.alwaysPromptUsed = true; changed["alwaysPromptUsed"] = state
+        state = DeviceState(); state.pendingPrompt = Prompt.allCases.last; changed["pendingPrompt"] = state
+        state = DeviceState(); state.accuracy = .reduced; changed["accuracy"] = state
+        state = DeviceState(); state.temporaryFullAccuracy = true; changed["temporaryFullAccuracy"] = state
+        state = DeviceState(); state.locationServicesEnabled = false; changed["locationServicesEnabled"] = state
+        state = DeviceState(); state.restricted = true; changed["restricted"] = state
+        state = DeviceState(); state.inUse = false; changed["inUse"] = state
+        state = DeviceState(); state.inferredAllowWhileUsing = true; changed["inferredAllowWhileUsing"] = state
+        state = DeviceState(); state.context = DeviceContext(platform: .macOS, defaultAccuracyReduced: true); changed["context"] = state
+        #expect(Set(changed.keys) == Self.packedFields)
+        for (field, state) in changed {
+            #expect(state != DeviceState(), "\(field) did not change")
+            let packed = PackedDeviceState(state, context: 1)
+            #expect(packed.state(context: state.context) == state, "\(field) is lost by the packing")
+        }
+    }
+
     @Test("The cache returns what it stored, with each device's own context, and only moves forward")
     func storeAndRead() {
         let cache = DeviceStateCache(shardCount: 4, coherence: CacheCoherence(alwaysFollowing: true))
