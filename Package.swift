@@ -191,6 +191,18 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The service without HTTP: group commit, the cache and its coherence, replay, the
+        // archive, the counts kept at append time.
+        .testTarget(
+            name: "LocationGateServiceTests",
+            dependencies: [
+                "LocationGateService", "LocationAuthorization", "EventLog", "PostgresClient", "LocationGateTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "LocationGateClientTests",
             dependencies: [

@@ -23,7 +23,7 @@ struct TimeBoundsTests {
             for time in Self.outside {
                 let reply = try await api.append(ingest, [eventJSON("appStateChanged", #"{"state": "foreground"}"#, at: time)])
                 let message = (reply.json["error"] as? [String: Any])?["message"] as? String ?? ""
-                #expect(reply.status == .unprocessableContent || reply.status == .badRequest, "\(time): \(reply.text)")
+                #expect(reply.status == .unprocessableContent, "\(time): \(reply.text)")
                 #expect(reply.errorCode == "validationFailed", "\(time): \(reply.text)")
                 #expect(message.hasPrefix("occurredAt"), "\(time): \(message)")
             }

@@ -6,7 +6,6 @@ import LocationGateService
 import LocationGateTestSupport
 import PostgresClient
 import Testing
-@testable import LocationGateHTTP
 
 /// The partitioned log and `locgate archive` (migration 008), on a database of their own: an
 /// archive drops partitions of every app.
@@ -52,14 +51,16 @@ struct ArchiveTests {
         #expect(try await Self.count(pool) == Int64(appended))
         // One more event of the first device, into the newest partition: after the archive its
         // stream starts in the snapshot and goes on in the log.
-        let later = #"{"events": [{"id": "\#(UUID().uuidString)", "userId": "user-0", "deviceId": "device-0", "occurredAt": "\#(RFC3339Now.string)", "type": "appStateChanged", "data": {"state": "background"}}]}"#
-        appended += try await service.ingest(appID: appID, submissions: try EventBatch.decode(Data(later.utf8), maxEvents: 1000)).count
+        let later = EventSubmission(
+            id: UUID(), userId: "user-0", deviceId: "device-0", occurredAt: Date(),
+            event: .appStateChanged(.background, backgroundIndicator: false))
+        appended += try await service.ingest(appID: appID, submissions: [later]).count
 
         let replay = Replay(pool: pool, appID: appID, logger: TestDatabase.logger)
         #expect(try await replay.verify().isEmpty)
         let devices = try await ReplayTests.rows(pool, appID)
         let prompts = AnalyticsQuery(kind: .prompts, appID: appID, groupBy: [.day, .platform])
-        let analytics = try AnalyticsFormat.json(try await service.analytics(prompts))
+        let analytics = try AnalyticsRowsJSON.json(try await service.analytics(prompts))
 
         // Nothing is older than the year 2000.
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("locgate-archive-\(UUID())").path
@@ -87,7 +88,7 @@ struct ArchiveTests {
         let rebuilt = try await replay.rebuild()
         #expect(rebuilt.events == Int(remaining) && rebuilt.devices.count == 300 && rebuilt.rejected.isEmpty)
         #expect(try await ReplayTests.rows(pool, appID) == devices, "a rebuild from the boundary gives the same devices")
-        #expect(try AnalyticsFormat.json(try await service.analytics(prompts)) == analytics, "and counts the same analytics")
+        #expect(try AnalyticsRowsJSON.json(try await service.analytics(prompts)) == analytics, "and counts the same analytics")
 
         // A device whose first events were archived and whose later ones are still in the log:
         // its state as of the boundary version is the snapshot's, earlier ones are archived,
@@ -153,15 +154,6 @@ struct ArchiveTests {
         let differences = try await replay.verify()
         #expect(differences.count == 1 && differences.first?.detail.contains("milestones") == true, "\(differences)")
         await pool.close()
-    }
-
-    /// Now, as RFC 3339 (an event's occurredAt).
-    enum RFC3339Now {
-        static var string: String {
-            let formatter = ISO8601DateFormatter()
-            formatter.formatOptions = [.withInternetDateTime]
-            return formatter.string(from: Date())
-        }
     }
 
     static func state(_ text: String) throws -> DeviceState {
