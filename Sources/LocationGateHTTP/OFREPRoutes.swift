@@ -160,16 +160,6 @@ enum OFREPError {
         }
     }
 
-    /// A service error as OFREP answers it: 503 with Retry-After for outages and full queues,
-    /// 500 for defects.
-    static func response(_ error: any Error, key: String?) throws -> Response {
-        let service = ServiceError.from(error)
-        let api = APIError(service)
-        var response = try Self.response(api.status, key: key, code: code(for: service.code), details: service.message)
-        if let retryAfter = api.retryAfter { response.headers[.retryAfter] = String(retryAfter) }
-        return response
-    }
-
     static func response(_ status: HTTPResponse.Status, key: String?, code: String, details: String) throws -> Response {
         struct Body: Encodable {
             var key: String?

@@ -100,11 +100,11 @@ struct StreamRoutes {
         let identity = try context.require(.read)
         let parameters = request.uri.queryParameters
         guard let user = parameters.get("targetingKey"), EventSubmission.isValidIdentifier(user) else {
-            return try OFREPError.response(.badRequest, key: nil, code: "TARGETING_KEY_MISSING", details: "targetingKey (the user id) is required")
+            throw OFREPRoutes.ContextFailure(code: "TARGETING_KEY_MISSING", details: "targetingKey (the user id) is required")
         }
         let device = parameters.get("deviceId")
         if let device, !EventSubmission.isValidIdentifier(device) {
-            return try OFREPError.response(.badRequest, key: nil, code: "INVALID_CONTEXT", details: "deviceId must be 1 to 128 characters of A-Z a-z 0-9 . _ : @ -")
+            throw OFREPRoutes.ContextFailure(code: "INVALID_CONTEXT", details: "deviceId must be 1 to 128 characters of A-Z a-z 0-9 . _ : @ -")
         }
         if let refused = streams.open(identity.appID) { throw APIError(refused, retryAfter: 1) }
         let target = OFREPRoutes.Target(userID: user, deviceID: device)

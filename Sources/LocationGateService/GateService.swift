@@ -18,8 +18,10 @@ public final class GateService: Sendable {
     let log: EventLog
     /// Where reads that may lag go (a standby when one is configured).
     let reads: StandbyReads
-    /// The log on `reads`: history and state as of a version or time.
-    let readLog: EventLog
+    /// Device states for the gates (the primary).
+    let gateStore: GateStore
+    /// Streams and archive snapshots for history and state as of (the standby when configured).
+    let auditStore: AuditStore
     let cache: DeviceStateCache
     public let features: FeatureCatalog
     public let keys: APIKeys
@@ -57,17 +59,19 @@ public final class GateService: Sendable {
     ///   - readPool: a streaming standby for history, state as of, analytics and the dashboard's
     ///     counts (`LOCGATE_READ_DATABASE_URL`); nil reads the primary.
     ///   - groupCommits: group-commit transactions in flight at once (`--group-commits`).
+    ///   - clock: the clock of group commit's watcher and queue timeout (tests inject one).
     public init(
         pool: PostgresConnectionPool, logger: Logger, cacheByteBudget: Int = DeviceStateCache.defaultByteBudget,
         followsChanges: Bool = false, maxQueuedEvents: Int = 20_000, readPool: PostgresConnectionPool? = nil,
-        groupCommits: Int = GateService.defaultGroupCommits
+        groupCommits: Int = GateService.defaultGroupCommits, clock: any MonotonicClock = SystemClock()
     ) {
         let coherence = CacheCoherence(alwaysFollowing: !followsChanges)
         self.coherence = coherence
         self.pool = pool
         self.log = EventLog(pool: pool, logger: logger)
         self.reads = StandbyReads(primary: pool, standby: readPool)
-        self.readLog = EventLog(pool: reads.pool, logger: logger)
+        self.gateStore = GateStore(pool: pool)
+        self.auditStore = AuditStore(reads: reads, logger: logger)
         self.cache = DeviceStateCache(byteBudget: cacheByteBudget, coherence: coherence)
         self.features = FeatureCatalog(pool: pool, coherence: coherence)
         self.keys = APIKeys(pool: pool, coherence: coherence)
@@ -75,7 +79,7 @@ public final class GateService: Sendable {
         self.logger = logger
         self.committer = GroupCommitter(
             pool: pool, maxInFlight: max(1, min(groupCommits, pool.size)), maxQueuedEvents: maxQueuedEvents,
-            queueTimeout: pool.waitTimeout * 2)
+            queueTimeout: pool.waitTimeout * 2, clock: clock)
     }
 
     /// The background work every server runs beside its routes: the analytics rollup and the

@@ -43,16 +43,19 @@ public final class PostgresConnectionPool: Sendable {
     public let maxWaiters: Int
     /// How long a caller waits for a connection before it is refused.
     public let waitTimeout: Duration
+    /// The clock waiters' timeouts run on (injected by tests).
+    private let clock: any MonotonicClock
     private let threadPool: NIOThreadPool
     private let logger: Logger
     private let state = Mutex(State())
 
     /// Creates the pool; connections are opened on first use, up to `size`. By default up to
-    /// 64 callers per connection wait, for at most two seconds each.
+    /// 64 callers per connection wait, for at most two seconds each of `clock`'s time.
     public init(
         configuration: PostgresConfiguration, size: Int = 4, maxWaiters: Int? = nil,
-        waitTimeout: Duration = .seconds(2), logger: Logger
+        waitTimeout: Duration = .seconds(2), clock: any MonotonicClock = SystemClock(), logger: Logger
     ) {
+        self.clock = clock
         self.configuration = configuration
         self.size = max(1, size)
         self.maxWaiters = max(0, maxWaiters ?? 64 * max(1, size))
@@ -134,9 +137,9 @@ public final class PostgresConnectionPool: Sendable {
             case .create: connect(for: continuation)
             case .fail(let error): continuation.resume(throwing: error)
             case .wait(let id):
-                let timeout = waitTimeout
+                let (timeout, clock) = (waitTimeout, self.clock)
                 let task = Task { [weak self] in
-                    try? await Task.sleep(for: timeout)
+                    do { try await clock.sleep(for: timeout) } catch { return }
                     guard !Task.isCancelled else { return }
                     self?.expire(id)
                 }

@@ -75,7 +75,7 @@ extension GateService {
     /// after each of them (the reducer run again over the stored events, as `state?version=`).
     public func timeline(_ key: StreamKey, limit: Int = 1000) async throws(ServiceError) -> DeviceTimeline {
         let page = try await history(key, afterVersion: 0, limit: limit)
-        let events = try await database { try await readStream(key, afterVersion: 0, limit: limit) }
+        let events = try await database { try await auditStore.events(key, afterVersion: 0, limit: limit) }
         let features = try await catalog(key.appID)
         var state = DeviceState()
         var steps: [DeviceTimeline.Step] = []

@@ -6,20 +6,12 @@ import Metrics
 import PostgresClient
 
 extension GateService {
-    /// A stream's events from the standby when there is one (history may lag), else, or when
-    /// it cannot answer, from the primary.
-    func readStream(_ key: StreamKey, afterVersion: Int64, limit: Int) async throws -> [RecordedEvent] {
-        try await reads.read { onStandby in
-            try await (onStandby ? readLog : log).readStream(key, afterVersion: afterVersion, limit: limit)
-        }
-    }
-
     /// A stream's events in version order, all of them.
     func allEvents(_ key: StreamKey) async throws(ServiceError) -> [RecordedEvent] {
         var events: [RecordedEvent] = []
         while true {
             let after = events.last?.version ?? 0
-            let page = try await database { try await readStream(key, afterVersion: after, limit: 1000) }
+            let page = try await database { try await auditStore.events(key, afterVersion: after, limit: 1000) }
             events += page
             if page.count < 1000 { return events }
         }
@@ -68,11 +60,7 @@ extension GateService {
         var attempt = 0
         while true {
             attempt += 1
-            let archived = try await database {
-                try await reads.read { [log, readLog] onStandby in
-                    try await (onStandby ? readLog : log).pool.withConnection { try ArchiveSnapshot.stream(key, on: $0) }
-                }
-            }
+            let archived = try await database { try await auditStore.archivedSnapshot(key) }
             let events = try await allEvents(key)
             let next = (archived?.version ?? 0) + 1
             if events.first.map({ $0.version == next }) ?? true || attempt == 3 { return (archived, events) }
@@ -81,7 +69,7 @@ extension GateService {
 
     /// History, paged by version (SPEC §5): `limit` 100 by default, 1,000 at most.
     public func history(_ key: StreamKey, afterVersion: Int64, limit: Int) async throws(ServiceError) -> HistoryPage {
-        let events = try await database { try await readStream(key, afterVersion: afterVersion, limit: limit + 1) }
+        let events = try await database { try await auditStore.events(key, afterVersion: afterVersion, limit: limit + 1) }
         let page = events.prefix(limit)
         let entries = try page.map { recorded throws(ServiceError) -> HistoryPage.Entry in
             do {

@@ -10,11 +10,7 @@ extension GateService {
     public func device(_ key: StreamKey) async throws(ServiceError) -> DeviceStateCache.Entry {
         if let entry = cache.entry(key) { return entry }
         let ticket = cache.ticket(key)
-        let loaded = try await database {
-            try await pool.withConnection { connection in
-                try DeviceStateStore.load(appID: key.appID, keys: [key], on: connection)
-            }
-        }
+        let loaded = try await database { try await gateStore.devices(appID: key.appID, keys: [key]) }
         guard let row = loaded[key] else { return DeviceStateCache.Entry(version: 0, state: DeviceState()) }
         cache.fill(key, ticket: ticket, version: row.version, state: row.state)
         return DeviceStateCache.Entry(version: row.version, state: row.state)
@@ -44,11 +40,7 @@ extension GateService {
 
     /// Every device of a user; a user with no devices is one device with no events.
     public func userDevices(appID: UUID, userID: String) async throws(ServiceError) -> [(String, DeviceStateCache.Entry)] {
-        let stored = try await database {
-            try await pool.withConnection { connection in
-                try DeviceStateStore.loadUser(appID: appID, userID: userID, on: connection)
-            }
-        }
+        let stored = try await database { try await gateStore.devices(appID: appID, userID: userID) }
         return stored.map { deviceID, entry in
             let key = StreamKey(appID: appID, userID: userID, deviceID: deviceID)
             if let cached = cache.entry(key), cached.version > entry.version { return (deviceID, cached) }
@@ -111,11 +103,7 @@ extension GateService {
         if !missing.isEmpty {
             let missing = missing
             let tickets = missing.map { cache.ticket($0) }
-            let loaded = try await database {
-                try await pool.withConnection { connection in
-                    try DeviceStateStore.load(appID: appID, keys: missing, on: connection)
-                }
-            }
+            let loaded = try await database { try await gateStore.devices(appID: appID, keys: missing) }
             for (key, ticket) in zip(missing, tickets) {
                 guard let row = loaded[key] else { continue }
                 entries[key] = DeviceStateCache.Entry(version: row.version, state: row.state)

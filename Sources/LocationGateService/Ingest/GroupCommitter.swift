@@ -40,7 +40,8 @@ final class GroupCommitter: Sendable {
         var events: [NewEvent]
         var decoded: [Int: LocationEvent]
         var continuation: CheckedContinuation<CommittedAppend, any Error>
-        var enqueued: ContinuousClock.Instant
+        /// When it was queued, on `clock`.
+        var enqueued: Duration
     }
 
     private struct State {
@@ -57,6 +58,8 @@ final class GroupCommitter: Sendable {
     private let maxEvents: Int
     let maxQueuedEvents: Int
     let queueTimeout: Duration
+    /// The clock of the watcher and the queue timeout (injected by tests).
+    private let clock: any MonotonicClock
     private let state = Mutex(State())
     private let isolations = Counter(label: "locgate_group_commit_isolations_total")
     private let groupsCommitted = Counter(label: "locgate_group_commits_total")
@@ -64,9 +67,11 @@ final class GroupCommitter: Sendable {
 
     init(
         pool: PostgresConnectionPool, maxInFlight: Int = 2, spillAfter: Duration = .milliseconds(20),
-        maxEvents: Int = 2000, maxQueuedEvents: Int = 20_000, queueTimeout: Duration = .seconds(5)
+        maxEvents: Int = 2000, maxQueuedEvents: Int = 20_000, queueTimeout: Duration = .seconds(5),
+        clock: any MonotonicClock = SystemClock()
     ) {
         self.pool = pool
+        self.clock = clock
         self.maxInFlight = maxInFlight
         self.spillAfter = spillAfter
         self.maxEvents = maxEvents
@@ -81,10 +86,11 @@ final class GroupCommitter: Sendable {
     func append(appID: UUID, events: [NewEvent], decoded: [Int: LocationEvent]) async throws -> CommittedAppend {
         try await withCheckedThrowingContinuation { continuation in
             enum Admission { case refuse, queued, watch, startDrainer }
+            let enqueued = clock.now
             let admission = state.withLock { state -> Admission in
                 guard state.queuedEvents + events.count <= maxQueuedEvents else { return .refuse }
                 state.queue.append(Request(
-                    appID: appID, events: events, decoded: decoded, continuation: continuation, enqueued: .now))
+                    appID: appID, events: events, decoded: decoded, continuation: continuation, enqueued: enqueued))
                 state.queuedEvents += events.count
                 if state.drainers == 0 {
                     state.drainers = 1
@@ -114,14 +120,15 @@ final class GroupCommitter: Sendable {
     /// `maxInFlight` drainers run (the next to leave starts it again).
     private func watchForStuckGroups() async {
         while true {
-            try? await Task.sleep(for: spillAfter)
+            try? await clock.sleep(for: spillAfter)
             enum Next { case stop, watch, startDrainer }
+            let now = clock.now
             let next = state.withLock { state -> Next in
                 guard let oldest = state.queue.first?.enqueued, state.drainers < maxInFlight else {
                     state.watching = false
                     return .stop
                 }
-                guard oldest.duration(to: .now) >= spillAfter else { return .watch }
+                guard now - oldest >= spillAfter else { return .watch }
                 state.drainers += 1
                 return .startDrainer
             }
@@ -137,6 +144,7 @@ final class GroupCommitter: Sendable {
         var committed = false
         var rewatch = false
         while true {
+            let oldest = clock.now - queueTimeout
             let (group, expired) = state.withLock { state -> ([Request], [Request]) in
                 // After a group, a drainer leaves while another runs: the other takes the queue
                 // when its group is done (the last drainer leaves only with the queue empty), so
@@ -153,7 +161,6 @@ final class GroupCommitter: Sendable {
                 var taken: [Request] = []
                 var expired: [Request] = []
                 var count = 0
-                let oldest = ContinuousClock.now - queueTimeout
                 while let next = state.queue.first, taken.isEmpty || count + next.events.count <= maxEvents {
                     state.queue.removeFirst()
                     state.queuedEvents -= next.events.count

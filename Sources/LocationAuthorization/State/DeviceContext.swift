@@ -33,6 +33,10 @@ public struct DeviceContext: Sendable, Hashable {
     /// The platform the rules use: iOS when unknown.
     public var effectivePlatform: Platform { platform ?? .iOS }
 
+    /// The family whose rules apply (`PlatformRules`): every platform this context can name is
+    /// Apple's today.
+    public var family: PlatformFamily { .apple }
+
     /// True only on iOS or iPadOS with a known version below `version`: the OS-version thresholds
     /// of SPEC §2 apply to those platforms alone, and an unknown version is the current one.
     public func isIOSFamily(below version: OSVersion) -> Bool {

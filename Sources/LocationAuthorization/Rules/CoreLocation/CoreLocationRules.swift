@@ -1,0 +1,62 @@
+/// Core Location's rules (SPEC §2-§4, ids A, P, E, S, T, G, O, K, C): the first platform
+/// behind `PlatformRules`. The rules themselves are methods of `DeviceState` in
+/// `DeviceState+CoreLocationRules.swift`, each citing its id; the gate's table is in
+/// `CoreLocationRules+Gate.swift`.
+public enum CoreLocationRules: PlatformRules {
+    public static func apply(_ event: LocationEvent, to state: inout DeviceState) throws(AuthorizationRejection) -> [Effect] {
+        let before = state
+        var effects: [Effect]
+        var needsEffect = true
+        switch event {
+        case .contextReported(let report):
+            state.applyContext(report)
+            effects = []
+            needsEffect = false
+        case .authorizationRequested(let request):
+            effects = try state.applyRequest(request)
+        case .promptResponded(let choice):
+            effects = try state.applyResponse(choice)
+        case .alwaysEventOccurred:
+            effects = state.applyAlwaysEvent()
+        case .appStateChanged(let appState, let indicator):
+            state.applyAppState(appState, backgroundIndicator: indicator)
+            effects = []
+            needsEffect = false
+        case .settingsChanged(let authorization, let preciseLocation):
+            try state.applySettings(authorization: authorization, preciseLocation: preciseLocation)
+            effects = []
+            needsEffect = false
+        case .locationServicesChanged(let enabled):
+            // G1: the app's own grant is untouched and returns when Location Services do.
+            state.locationServicesEnabled = enabled
+            effects = []
+            needsEffect = false
+        case .restrictionChanged(let restricted):
+            // G2: likewise for parental controls and device management.
+            state.restricted = restricted
+            effects = []
+            needsEffect = false
+        case .statusObserved(let status, let accuracy):
+            return state.applyObservation(status, accuracy: accuracy)
+        }
+        if state.authorization != .authorizedWhenInUse { state.inferredAllowWhileUsing = false }
+        if before.status != state.status {
+            effects.append(.statusChanged(from: before.status, to: state.status))
+        }
+        if before.effectiveAccuracy != state.effectiveAccuracy {
+            effects.append(.accuracyChanged(from: before.effectiveAccuracy, to: state.effectiveAccuracy))
+        }
+        // A request, an answer and an Always event always yield at least one effect (SPEC §3).
+        if needsEffect && effects.isEmpty {
+            effects.append(.noEffect(.unchanged))
+        }
+        return effects
+    }
+}
+
+extension DeviceState {
+    /// Whether the app counts as in use: macOS apps always do (004), so S1 never applies there.
+    public var isInUse: Bool {
+        context.effectivePlatform == .macOS || inUse
+    }
+}
