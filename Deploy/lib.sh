@@ -123,27 +123,22 @@ bench_table() {
         -c "GRANT ALL ON bench_events, bench_events_position_seq TO locgate_app"
 }
 
-# measured_bin: the locgate a measurement runs: $LOCGATE_BIN when set (another build, such as
-# an earlier commit's, for a before-and-after in one sitting), else this tree's release build.
-measured_bin() {
-    if [ -n "${LOCGATE_BIN:-}" ]; then
-        echo "$LOCGATE_BIN"
+# measured_product PRODUCT OVERRIDE: the build of PRODUCT a measurement runs: the path in
+# OVERRIDE when set (another build, such as an earlier commit's, for a before-and-after in one
+# sitting), else this tree's release build.
+measured_product() {
+    local product="$1" override="$2"
+    if [ -n "$override" ]; then
+        echo "$override"
         return
     fi
-    run_quiet swift build -c release --product locgate || return 1
-    echo "$(swift build -c release --show-bin-path)/locgate"
+    run_quiet swift build -c release --product "$product" || return 1
+    echo "$(swift build -c release --show-bin-path)/$product"
 }
 
-# measured_bench_bin: the locgate-bench a measurement runs (the benchmarks' in-process halves
-# and the least server): $LOCGATE_BENCH_BIN when set, else this tree's release build.
-measured_bench_bin() {
-    if [ -n "${LOCGATE_BENCH_BIN:-}" ]; then
-        echo "$LOCGATE_BENCH_BIN"
-        return
-    fi
-    run_quiet swift build -c release --product locgate-bench || return 1
-    echo "$(swift build -c release --show-bin-path)/locgate-bench"
-}
+# The server (`$LOCGATE_BIN`) and the benchmarks' own executable (`$LOCGATE_BENCH_BIN`).
+measured_bin() { measured_product locgate "${LOCGATE_BIN:-}"; }
+measured_bench_bin() { measured_product locgate-bench "${LOCGATE_BENCH_BIN:-}"; }
 
 # json PATH: the value at PATH (a Python subscript such as '["appId"]') of the JSON on stdin.
 json() { python3 -c "import json, sys; print(json.load(sys.stdin)$1)"; }
@@ -178,4 +173,52 @@ run_quiet() {
     if [ "$status" -ne 0 ]; then cat "$out" >&2; else tail -n 1 "$out" >&2; fi
     rm -f "$out"
     return "$status"
+}
+
+# wait_for DESCRIPTION SECONDS COMMAND...: runs COMMAND (its output discarded) every 0.1 s until
+# it succeeds; after SECONDS without success, says what it waited for and returns 1 (callers
+# stop with `set -e` or `|| exit 1`, after printing what logs they have).
+wait_for() {
+    local what="$1" seconds="$2"
+    shift 2
+    # SECONDS counts whole seconds: one more, so that the wait is never shorter than asked.
+    local deadline=$((SECONDS + seconds + 1))
+    until "$@" >/dev/null 2>&1; do
+        if [ "$SECONDS" -ge "$deadline" ]; then
+            log "gave up after ${seconds} s waiting for $what (\`$*\` never succeeded)"
+            return 1
+        fi
+        sleep 0.1
+    done
+}
+
+# wait_ready URL LOGFILE [SECONDS] [PID]: waits until URL (a server's /readyz) answers 2xx, for
+# at most SECONDS (10), and no longer once PID (when given) has exited. When it does not answer,
+# says so naming URL, prints the last 50 lines of LOGFILE (none when LOGFILE is empty: the
+# server writes to this terminal) to stderr and returns 1.
+wait_ready() {
+    local url="$1" logfile="$2" seconds="${3:-10}" pid="${4:-}" why
+    local deadline=$((SECONDS + seconds + 1))
+    while :; do
+        curl -fs --max-time 2 -o /dev/null "$url" 2>/dev/null && return 0
+        if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
+            why="its process $pid exited"
+            break
+        fi
+        if [ "$SECONDS" -ge "$deadline" ]; then
+            why="no answer within ${seconds} s"
+            break
+        fi
+        sleep 0.1
+    done
+    log "server not ready at $url: $why"
+    if [ -n "$logfile" ]; then
+        if [ -s "$logfile" ]; then
+            log "last 50 lines of $logfile:"
+            tail -n 50 "$logfile" >&2
+        else
+            log "($logfile is empty or missing)"
+        fi
+    fi
+    return 1
 }

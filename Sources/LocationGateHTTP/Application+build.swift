@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import LocationGateService
 import Logging
+import NIOCore
 import Prometheus
 import ServiceLifecycle
 
@@ -11,7 +12,9 @@ public struct ServerConfiguration: Sendable {
     public var host: String = "127.0.0.1"
     public var port: Int = 8080
     /// `LOCGATE_ADMIN_TOKEN`: creates apps. Without it no app can be created over HTTP.
+    /// `locgate serve` refuses one shorter than `minimumAdminTokenBytes`.
     public var adminToken: String?
+    public static let minimumAdminTokenBytes = 32
     /// Per-app requests per second (all of the app's keys together); nil turns limits off
     /// (the default).
     public var rateLimit: Double?
@@ -23,6 +26,15 @@ public struct ServerConfiguration: Sendable {
     public var maxStreams = 10_000
     /// OFREP's `inactivityDelaySec`: an event stream with nothing to say closes after it.
     public var streamInactivity: Duration = .seconds(120)
+    /// A connection that sends nothing for this long while no answer is being written (an
+    /// idle keep-alive, or a request whose head or body trickles in) is closed. Push streams
+    /// are answers being written and are not idle.
+    public var idleTimeout: Duration = .seconds(30)
+    /// Connections open at once; beyond it the server stops accepting until one closes (the
+    /// kernel's backlog holds the rest). Above `maxStreams`, so that push streams never take
+    /// every connection, and below the process's file-descriptor limit (`locgate serve`
+    /// lowers it to fit).
+    public var maxConnections = 16_000
 
     public init() {}
 }
@@ -37,7 +49,10 @@ public func buildApplication(
     let router = buildRouter(service: service, follower: follower, configuration: configuration, registry: registry)
     return Application(
         router: router,
-        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "locgate"),
+        server: .http1(configuration: .init(idleTimeout: .init(configuration.idleTimeout))),
+        configuration: .init(
+            address: .hostname(configuration.host, port: configuration.port), serverName: "locgate",
+            availableConnectionsDelegate: .maximum(configuration.maxConnections, logger: logger)),
         services: [follower, ChangeTicker(hub: service.changes)] + service.backgroundServices(logger: logger),
         logger: logger)
 }

@@ -40,7 +40,8 @@ struct OFREPRoutes {
         guard let feature = try await service.features.feature(appID: identity.appID, key: flag) else {
             throw ContextFailure(code: "FLAG_NOT_FOUND", details: "no flag \(flag.prefix(128))", status: .notFound)
         }
-        return try JSONResponse.make(.ok, try await evaluate(feature, appID: identity.appID, target: target))
+        let states = try await states(appID: identity.appID, target: target)
+        return try JSONResponse.make(.ok, evaluate(feature, target: target, states: states))
     }
 
     @Sendable func evaluateFlags(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -65,10 +66,8 @@ struct OFREPRoutes {
     func bulkEvaluation(appID: UUID, target: Target) async throws -> (data: Data, etag: String) {
         struct Bulk: Encodable { var flags: [Evaluation] }
         let features = try await service.features.features(appID: appID)
-        var flags: [Evaluation] = []
-        for feature in features {
-            flags.append(try await evaluate(feature, appID: appID, target: target))
-        }
+        let states = try await states(appID: appID, target: target)
+        let flags = features.map { evaluate($0, target: target, states: states) }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let data = try encoder.encode(Bulk(flags: flags))
@@ -88,13 +87,21 @@ struct OFREPRoutes {
         return "\(scheme)://\(host)\(components.string ?? components.path)"
     }
 
-    private func evaluate(_ feature: Feature, appID: UUID, target: Target) async throws -> Evaluation {
-        let decision: GateDecision
+    /// The target's device states, read once per request however many flags it evaluates:
+    /// one device, or the user's devices (user level).
+    private func states(appID: UUID, target: Target) async throws -> [DeviceStateCache.Entry] {
         if let deviceID = target.deviceID {
-            let entry = try await service.device(.init(appID: appID, userID: target.userID, deviceID: deviceID))
+            return [try await service.device(.init(appID: appID, userID: target.userID, deviceID: deviceID))]
+        }
+        return try await service.userDevices(appID: appID, userID: target.userID).map(\.1)
+    }
+
+    private func evaluate(_ feature: Feature, target: Target, states: [DeviceStateCache.Entry]) -> Evaluation {
+        let decision: GateDecision
+        if target.deviceID != nil, let entry = states.first {
             decision = entry.state.decide(feature, version: entry.version)
         } else {
-            decision = try await service.userDecision(appID: appID, userID: target.userID, feature: feature)
+            decision = GateService.userDecision(feature, devices: states)
         }
         return Evaluation(
             key: feature.key, value: decision.enabled, variant: decision.enabled ? "enabled" : "disabled",

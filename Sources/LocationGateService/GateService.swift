@@ -36,8 +36,11 @@ public final class GateService: Sendable {
 
     /// SPEC §5: at most 1,000 events in a batch.
     public static let maxBatchEvents = 1000
-    /// SPEC §5: at most 10,000 devices in a gate query.
+    /// SPEC §5: at most 10,000 devices in a gate query, 100 features (none twice), and
+    /// 100,000 decisions in all.
     public static let maxQueryDevices = 10_000
+    public static let maxQueryFeatures = 100
+    public static let maxQueryDecisions = 100_000
 
     let eventsAppended = Counter(label: "locgate_events_appended_total")
     let rejections = Counter(label: "locgate_event_batches_rejected_total")

@@ -7,7 +7,8 @@ import FoundationNetworking
 /// A real `locgate serve` process on the test database, for the tests that need processes
 /// (two servers on one database, a server killed under a client).
 public final class LocgateServer: @unchecked Sendable {
-    public static let adminToken = "test-process-admin"
+    /// At least `ServerConfiguration.minimumAdminTokenBytes` (32), as `serve` demands.
+    public static let adminToken = "test-process-admin-0123456789abcdef0123456789"
 
     /// The `locgate` binary that `swift build --build-tests` made beside the test bundle.
     public static var binary: URL {
@@ -18,17 +19,29 @@ public final class LocgateServer: @unchecked Sendable {
     public let process = Process()
     public let port: Int
 
-    public init(port: Int, databaseURL: String, databaseName: String) throws {
+    /// What the process wrote to standard error (its log), when `captureErrors` was set.
+    public let errors: Pipe?
+
+    /// - Parameters:
+    ///   - arguments: more `serve` options, e.g. `["--idle-timeout", "1"]`.
+    ///   - adminToken: `LOCGATE_ADMIN_TOKEN` for the process.
+    ///   - captureErrors: keep standard error in `errors` (read it only after the process ends).
+    public init(
+        port: Int, databaseURL: String, databaseName: String, arguments: [String] = [], adminToken: String = LocgateServer.adminToken,
+        captureErrors: Bool = false
+    ) throws {
         self.port = port
         process.executableURL = Self.binary
         process.arguments = [
             "serve", "--port", String(port), "--database-url", databaseURL, "--database-name", databaseName,
             "--log-level", "warning",
-        ]
+        ] + arguments
         var environment = ProcessInfo.processInfo.environment
-        environment["LOCGATE_ADMIN_TOKEN"] = Self.adminToken
+        environment["LOCGATE_ADMIN_TOKEN"] = adminToken
         process.environment = environment
         process.standardOutput = FileHandle.nullDevice
+        errors = captureErrors ? Pipe() : nil
+        if let errors { process.standardError = errors }
         try process.run()
     }
 
@@ -60,12 +73,11 @@ public final class LocgateServer: @unchecked Sendable {
         return (status, (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:])
     }
 
-    /// Whether `/readyz` answered 200 within 10 s.
-    public static func waitReady(_ port: Int) async -> Bool {
-        for _ in 0..<200 {
+    /// Whether `/readyz` answered 200 within `timeout`.
+    public static func waitReady(_ port: Int, timeout: Duration = .seconds(20)) async -> Bool {
+        (try? await waitUntil(timeout: timeout, poll: .milliseconds(50)) {
             if let (status, _) = try? await request("GET", port, "/readyz"), status == 200 { return true }
-            try? await Task.sleep(for: .milliseconds(50))
-        }
-        return false
+            return false
+        }) ?? false
     }
 }

@@ -35,11 +35,21 @@ package struct DatabaseOptions: ParsableArguments {
 
     package var level: Logger.Level { Logger.Level(rawValue: logLevel) ?? .info }
 
-    package func makePool(size: Int, logger: Logger) throws -> PostgresConnectionPool {
+    /// - Parameter statementTimeout: PostgreSQL's `statement_timeout` on every connection of
+    ///   the pool (the server's: no statement a request starts may run longer); nil keeps the
+    ///   server's setting (the CLI's long operations: migrate, archive, rebuild).
+    package func makePool(size: Int, statementTimeout: Duration? = nil, logger: Logger) throws -> PostgresConnectionPool {
         guard let url = resolvedURL else { throw ValidationError("no database URL") }
         var configuration = PostgresConfiguration(connectionString: url)
         if let databaseName { configuration = configuration.with("dbname", databaseName) }
+        if let statementTimeout { configuration = Self.limited(configuration, statementTimeout) }
         return PostgresConnectionPool(configuration: configuration, size: size, logger: logger)
+    }
+
+    /// The configuration with `statement_timeout` set through libpq's `options`.
+    static func limited(_ configuration: PostgresConfiguration, _ timeout: Duration) -> PostgresConfiguration {
+        let milliseconds = max(1, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        return configuration.with("options", "-c statement_timeout=\(milliseconds)")
     }
 
     package var resolvedReadURL: String? {
@@ -47,10 +57,11 @@ package struct DatabaseOptions: ParsableArguments {
     }
 
     /// The standby's pool when a read URL is configured.
-    package func makeReadPool(size: Int, logger: Logger) -> PostgresConnectionPool? {
+    package func makeReadPool(size: Int, statementTimeout: Duration? = nil, logger: Logger) -> PostgresConnectionPool? {
         guard let url = resolvedReadURL else { return nil }
         var configuration = PostgresConfiguration(connectionString: url)
         if let databaseName { configuration = configuration.with("dbname", databaseName) }
+        if let statementTimeout { configuration = Self.limited(configuration, statementTimeout) }
         return PostgresConnectionPool(configuration: configuration, size: size, logger: logger)
     }
 }

@@ -29,6 +29,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Push streams (OFREP event streams, /v1/changes) one app may hold open") var maxStreamsPerApp = 1000
     @Option(help: "Push streams open on this process in all") var maxStreams = 10_000
     @Option(help: "Seconds an OFREP event stream with nothing to say stays open (inactivityDelaySec)") var streamInactivity = 120
+    @Option(help: "Seconds a connection may send nothing while no answer is being written before it is closed") var idleTimeout = 30
+    @Option(help: "Connections open at once (lowered to fit the file-descriptor limit)") var maxConnections = 16_000
+    @Option(help: "Seconds any one database statement may run (PostgreSQL's statement_timeout; default: $LOCGATE_STATEMENT_TIMEOUT, else 15)")
+    var statementTimeout: Int?
 
     func run() async throws {
         try await CommandFailure.reporting { try await runCommand() }
@@ -39,13 +43,15 @@ struct ServeCommand: AsyncParsableCommand {
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
         let logger = Logger(label: "locgate")
-        let pool = try database.makePool(size: poolSize, logger: logger)
+        let environment = ProcessInfo.processInfo.environment
+        let timeoutSeconds = statementTimeout ?? environment["LOCGATE_STATEMENT_TIMEOUT"].flatMap(Int.init) ?? 15
+        guard timeoutSeconds >= 1 else { throw ValidationError("--statement-timeout: at least 1 second") }
+        let pool = try database.makePool(size: poolSize, statementTimeout: .seconds(timeoutSeconds), logger: logger)
         let pending = try await SchemaMigrator(pool: pool, migrations: try SchemaMigrations.load(), logger: logger).pending()
         guard pending.isEmpty else {
             await pool.close()
             throw MigrationError.pending(pending.map(\.name))
         }
-        let environment = ProcessInfo.processInfo.environment
         var configuration = ServerConfiguration()
         configuration.host = host
         configuration.port = port
@@ -55,6 +61,13 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.maxStreamsPerApp = maxStreamsPerApp
         configuration.maxStreams = maxStreams
         configuration.streamInactivity = .seconds(max(1, streamInactivity))
+        configuration.idleTimeout = .seconds(max(1, idleTimeout))
+        configuration.maxConnections = FileLimit.connections(wanted: max(1, maxConnections), logger: logger)
+        if let token = configuration.adminToken, !token.isEmpty, token.utf8.count < ServerConfiguration.minimumAdminTokenBytes {
+            await pool.close()
+            throw ValidationError(
+                "LOCGATE_ADMIN_TOKEN is \(token.utf8.count) bytes: it must be at least \(ServerConfiguration.minimumAdminTokenBytes) (e.g. `openssl rand -hex 32`)")
+        }
         if configuration.adminToken?.isEmpty ?? true {
             logger.warning("LOCGATE_ADMIN_TOKEN is not set: POST /v1/apps is refused; use `locgate apps create`")
         }
@@ -63,7 +76,7 @@ struct ServeCommand: AsyncParsableCommand {
             await pool.close()
             throw ValidationError("--cache-memory: \(budgetText) is not a size such as 256M")
         }
-        let readPool = database.makeReadPool(size: poolSize, logger: logger)
+        let readPool = database.makeReadPool(size: poolSize, statementTimeout: .seconds(timeoutSeconds), logger: logger)
         let service = GateService(pool: pool, logger: logger, cacheByteBudget: budget, followsChanges: true, readPool: readPool,
             groupCommits: groupCommits)
         let app = buildApplication(service: service, configuration: configuration, registry: registry, logger: logger)

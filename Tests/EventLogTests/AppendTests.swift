@@ -4,7 +4,7 @@ import LocationGateTestSupport
 import PostgresClient
 import Testing
 
-@Suite("Event log: append, versions, idempotency, atomicity")
+@Suite("Event log: append, versions, idempotency, atomicity", .timeLimit(.minutes(2)))
 struct AppendTests {
     @Test("Appends get versions 1..n per stream and read back in order")
     func appendAndRead() async throws {

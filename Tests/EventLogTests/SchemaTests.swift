@@ -5,7 +5,7 @@ import LocationGateTestSupport
 import PostgresClient
 import Testing
 
-@Suite("Schema: migrations and the append-only log")
+@Suite("Schema: migrations and the append-only log", .timeLimit(.minutes(3)))
 struct SchemaTests {
     @Test("Migrations apply once, in order, and are idempotent")
     func migrationsIdempotent() async throws {

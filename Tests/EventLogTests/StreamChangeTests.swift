@@ -4,7 +4,7 @@ import Testing
 
 @testable import EventLog
 
-@Suite("Stream changes: the NOTIFY payload's form")
+@Suite("Stream changes: the NOTIFY payload's form", .timeLimit(.minutes(1)))
 struct StreamChangeTests {
     @Test("Payloads split under the limit and parse back to the same changes, in order")
     func roundTrip() {

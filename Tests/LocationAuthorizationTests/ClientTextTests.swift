@@ -5,7 +5,7 @@ import Testing
 
 /// SPEC §1 "Strings": every client string is UTF-8 without control characters and bounded in
 /// bytes; anything else is refused with the field named, never stored altered.
-@Suite("Client strings (SPEC §1)")
+@Suite("Client strings (SPEC §1)", .timeLimit(.minutes(1)))
 struct ClientTextTests {
     /// Decodes one event whose `data` is `data` (JSON text).
     static func decode(_ type: String, _ data: String) throws -> LocationEvent {

@@ -3,7 +3,7 @@ import Testing
 
 @testable import LocationAuthorization
 
-@Suite("Event JSON (SPEC §1, §5)")
+@Suite("Event JSON (SPEC §1, §5)", .timeLimit(.minutes(1)))
 struct EventCodingTests {
     @Test("A submission decodes with the SPEC's names and round-trips")
     func submission() throws {

@@ -4,7 +4,7 @@ import Testing
 
 /// Every input of the fuzz corpus (the seeds, and each crash the fuzzer found, kept as a file
 /// once fixed) runs through the fuzz target in the ordinary test run: a fixed crash stays fixed.
-@Suite("Fuzz corpus replay")
+@Suite("Fuzz corpus replay", .timeLimit(.minutes(1)))
 struct FuzzCorpusTests {
     static var corpus: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("FuzzCorpus")

@@ -2,7 +2,7 @@ import Testing
 
 @testable import LocationAuthorization
 
-@Suite("Gate decisions: the SPEC §4 table row by row")
+@Suite("Gate decisions: the SPEC §4 table row by row", .timeLimit(.minutes(1)))
 struct GateDecisionTests {
     let basic = Feature(key: "nearby", requires: .whenInUse, services: [.standard])
     let arrival = Feature(key: "arrival-lights", requires: .always, services: [.regionMonitoring])

@@ -4,7 +4,7 @@ import Testing
 @testable import LocationAuthorization
 
 /// O2: what a real app reports (requests and observed statuses) yields the answers it cannot see.
-@Suite("O2: answers inferred from observed statuses")
+@Suite("O2: answers inferred from observed statuses", .timeLimit(.minutes(1)))
 struct InferredAnswerTests {
     /// A device with `prompt` pending, built by the A rules.
     static func pending(_ prompt: Prompt, _ platform: Platform = .iOS, _ os: String? = nil) -> DeviceState {

@@ -2,7 +2,7 @@ import Testing
 
 @testable import LocationAuthorization
 
-@Suite("Other events: E1, S1, T1-T2, G1-G2, O1, C1, M1")
+@Suite("Other events: E1, S1, T1-T2, G1-G2, O1, C1, M1", .timeLimit(.minutes(1)))
 struct OtherRulesTests {
     @Test("E1 an Always event in Provisional Always shows the second prompt once")
     func e1Provisional() {

@@ -2,7 +2,7 @@ import Testing
 
 @testable import LocationAuthorization
 
-@Suite("Prompt answers: P1-P6")
+@Suite("Prompt answers: P1-P6", .timeLimit(.minutes(1)))
 struct PromptRulesTests {
     /// A device with the given prompt on screen.
     static func pending(_ prompt: Prompt, _ platform: Platform = .iOS, _ os: String? = "17.4") -> DeviceState {

@@ -75,7 +75,7 @@ func fold(_ state: DeviceState, _ events: [LocationEvent], check: (DeviceState, 
 
 let scenarioInput = Gen.int(in: 0...1_000_000).array(of: 4...80)
 
-@Suite("Reducer properties over random sequences")
+@Suite("Reducer properties over random sequences", .timeLimit(.minutes(2)))
 struct ReducerPropertyTests {
     @Test("The reducer never traps; provisional implies Always; temporary implies When In Use")
     func flagInvariants() async {

@@ -2,7 +2,7 @@ import Testing
 
 @testable import LocationAuthorization
 
-@Suite("Requests: A1-A12, K1-K3")
+@Suite("Requests: A1-A12, K1-K3", .timeLimit(.minutes(1)))
 struct RequestRulesTests {
     @Test("A1 whenInUse while notDetermined shows the whenInUse prompt")
     func a1() {

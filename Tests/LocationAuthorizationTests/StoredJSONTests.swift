@@ -6,7 +6,7 @@ import Testing
 @testable import LocationAuthorization
 
 /// The hand-written stored forms must be the `Codable` forms: what one writes, the other reads.
-@Suite("Stored JSON: JSONWriter and JSONNode against Codable")
+@Suite("Stored JSON: JSONWriter and JSONNode against Codable", .timeLimit(.minutes(1)))
 struct StoredJSONTests {
     static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()

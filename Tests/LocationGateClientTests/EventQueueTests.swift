@@ -5,7 +5,7 @@ import Testing
 
 /// SPEC §10: the queue keeps every event until acknowledged, across crashes and relaunches,
 /// bounded in size. Crashes are simulated by writing to the files what a crash leaves there.
-@Suite("EventQueue: durable, bounded, crash-safe")
+@Suite("EventQueue: durable, bounded, crash-safe", .timeLimit(.minutes(2)))
 struct EventQueueTests {
     let journal = QueueFiles.journalName
     let acks = QueueFiles.acksName

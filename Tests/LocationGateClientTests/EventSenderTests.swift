@@ -5,7 +5,7 @@ import Testing
 
 /// The sender's rules (SPEC §5 statuses, §10 retries) against a scripted transport; waits are
 /// recorded, not slept.
-@Suite("EventSender: retries, backoff, duplicates, refusals")
+@Suite("EventSender: retries, backoff, duplicates, refusals", .timeLimit(.minutes(1)))
 struct EventSenderTests {
     static let unavailable = #"{"error": {"code": "databaseUnavailable", "message": "PostgreSQL is unavailable"}}"#
 

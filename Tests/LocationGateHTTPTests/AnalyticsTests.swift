@@ -2,7 +2,7 @@ import Foundation
 import HTTPTypes
 import Testing
 
-@Suite("Analytics: exact counts and rates on a population built by hand")
+@Suite("Analytics: exact counts and rates on a population built by hand", .timeLimit(.minutes(3)))
 struct AnalyticsTests {
     static func populate(_ api: APIClient, _ key: String) async throws {
         func device(_ id: String, _ platform: String, _ os: String, day: String, _ steps: [(String, String)]) async throws {

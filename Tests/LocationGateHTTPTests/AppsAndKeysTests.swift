@@ -2,7 +2,7 @@ import Foundation
 import HTTPTypes
 import Testing
 
-@Suite("HTTP: apps and keys")
+@Suite("HTTP: apps and keys", .timeLimit(.minutes(2)))
 struct AppsAndKeysTests {
     @Test("POST /v1/apps: 201 with the admin token; 401 without; 403 with an app key; 400 and 422 on bad bodies")
     func createApp() async throws {

@@ -5,7 +5,7 @@ import Testing
 
 @testable import LocationGateHTTP
 
-@Suite("API keys are read from Authorization: Bearer or X-API-Key")
+@Suite("API keys are read from Authorization: Bearer or X-API-Key", .timeLimit(.minutes(1)))
 struct AuthenticationTokenTests {
     static func request(_ fields: HTTPFields) -> Request {
         Request(

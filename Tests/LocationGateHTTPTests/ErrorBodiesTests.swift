@@ -6,7 +6,7 @@ import Testing
 
 /// SPEC §1 "Strings" at the edge, and SPEC §5: every error has the JSON body, routing
 /// included; OFREP keeps OFREP's bodies.
-@Suite("HTTP: bad input and error bodies")
+@Suite("HTTP: bad input and error bodies", .timeLimit(.minutes(2)))
 struct ErrorBodiesTests {
     @Test("Unknown paths are 404 notFound and known paths with another method 405 methodNotAllowed, with JSON bodies")
     func routing() async throws {

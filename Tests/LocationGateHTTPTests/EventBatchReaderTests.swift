@@ -8,7 +8,7 @@ import Testing
 
 /// `POST /v1/events` bodies are read by hand when they are plain, and by `JSONDecoder` otherwise
 /// (`EventBatch.read`): these tests hold the two readers to the same answers.
-@Suite("Event batch reader: the hand-written reader answers as JSONDecoder does")
+@Suite("Event batch reader: the hand-written reader answers as JSONDecoder does", .timeLimit(.minutes(1)))
 struct EventBatchReaderTests {
     private func codable(_ body: String) -> [EventSubmission]? {
         try? EventBatch.decodeWithCodable(Data(body.utf8))

@@ -2,7 +2,7 @@ import Foundation
 import HTTPTypes
 import Testing
 
-@Suite("HTTP: features and events")
+@Suite("HTTP: features and events", .timeLimit(.minutes(2)))
 struct FeaturesAndEventsTests {
     @Test("Features: PUT creates (201) then replaces (200); GET lists and reads; DELETE 204; errors; isolation")
     func features() async throws {

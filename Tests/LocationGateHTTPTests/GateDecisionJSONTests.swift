@@ -5,7 +5,7 @@ import Testing
 @testable import LocationGateHTTP
 @testable import LocationGateService
 
-@Suite("The hand-written gate JSON equals the Codable form")
+@Suite("The hand-written gate JSON equals the Codable form", .timeLimit(.minutes(1)))
 struct GateDecisionJSONTests {
     @Test("Every reason and action, with and without missing keys, with characters to escape")
     func sameJSON() throws {
@@ -26,7 +26,7 @@ struct GateDecisionJSONTests {
     }
 }
 
-@Suite("The hand-written ingest results JSON equals the Codable form")
+@Suite("The hand-written ingest results JSON equals the Codable form", .timeLimit(.minutes(1)))
 struct EventResultsJSONTests {
     @Test("Results with every kind of effect, duplicates and characters to escape")
     func sameJSON() throws {

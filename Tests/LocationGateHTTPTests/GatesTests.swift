@@ -2,7 +2,7 @@ import Foundation
 import HTTPTypes
 import Testing
 
-@Suite("HTTP: gates, state and history")
+@Suite("HTTP: gates, state and history", .timeLimit(.minutes(2)))
 struct GatesTests {
     /// An app with two features and a device in Provisional Always.
     static func setUp(_ api: APIClient) async throws -> String {

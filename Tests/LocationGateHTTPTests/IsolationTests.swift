@@ -9,7 +9,7 @@ import Testing
 
 /// SPEC §1 and §5: a request that a client got wrong fails alone; it never fails another
 /// request, least of all another app's.
-@Suite("Isolation: one tenant's fault never fails another's request")
+@Suite("Isolation: one tenant's fault never fails another's request", .timeLimit(.minutes(2)))
 struct IsolationTests {
     static func submission(user: String, device: String) -> EventSubmission {
         EventSubmission(

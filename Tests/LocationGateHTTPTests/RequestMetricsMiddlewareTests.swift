@@ -10,7 +10,7 @@ import Testing
 
 /// The request metrics keep Hummingbird's names and dimensions, and leave a whole body as it
 /// is, so that Hummingbird writes head, body and end in one batch.
-@Suite("HTTP: request metrics")
+@Suite("HTTP: request metrics", .timeLimit(.minutes(1)))
 struct RequestMetricsMiddlewareTests {
     private static let dimensions = [
         ("http.route", "Unknown"), ("http.request.method", "GET"), ("http.response.status_code", "200"),
@@ -49,6 +49,7 @@ struct RequestMetricsMiddlewareTests {
         let response = try await middleware.handle(Self.request(), context: Self.context()) { _, _ in
             Response(status: .ok, body: ResponseBody { writer in
                 try await writer.write(ByteBuffer(string: "data: 1\n\n"))
+                // A slow stream: the duration must cover it (a lower bound, which load cannot break).
                 try await Task.sleep(for: .milliseconds(50))
                 try await writer.write(ByteBuffer(string: "data: 2\n\n"))
                 try await writer.finish(nil)

@@ -8,7 +8,7 @@ import Testing
 /// The memory the process really allocates, not what the cache counts: a million distinct
 /// devices, each with a context of its own, pass through a cache with a 32 MiB budget.
 /// `Deploy/test` runs this suite alone, so that no other test allocates meanwhile.
-@Suite("Device cache memory under a million devices and contexts")
+@Suite("Device cache memory under a million devices and contexts", .timeLimit(.minutes(5)))
 struct CacheMemoryTests {
     #if os(Linux)
     /// The process's resident memory (`/proc/self/statm`): what the machine really gives it,

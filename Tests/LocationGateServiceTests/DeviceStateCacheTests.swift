@@ -5,7 +5,7 @@ import Testing
 
 @testable import LocationGateService
 
-@Suite("The device cache's packed states")
+@Suite("The device cache's packed states", .timeLimit(.minutes(1)))
 struct DeviceStateCacheTests {
     /// Every combination of the packed fields.
     static var allStates: [DeviceState] {

@@ -7,7 +7,7 @@ import Synchronization
 import Testing
 @testable import LocationGateService
 
-@Suite("Group commit: concurrent small appends share transactions and fail alone")
+@Suite("Group commit: concurrent small appends share transactions and fail alone", .timeLimit(.minutes(3)))
 struct GroupCommitTests {
     @Test("60 concurrent one-event appends to one device: versions 1...n, each once; conflicting ones fail alone")
     func concurrentAppends() async throws {
@@ -110,42 +110,48 @@ struct GroupCommitTests {
                 id: UUID(), userId: "u", deviceId: device, occurredAt: Date(timeIntervalSince1970: 1_795_341_600),
                 event: .appStateChanged(.foreground, backgroundIndicator: false))
         }
-        // Another transaction holds the stream's append lock for 6 s, as a long append would.
+        // Another transaction holds the stream's append lock, as a long append would, until the
+        // test lets it go.
         let held = StreamKey(appID: appID, userID: "u", deviceID: "held")
         let blocker = try await TestDatabase.pool(size: 1)
-        let locked = Mutex(false)
+        let locked = TestLatch()
+        let release = TestLatch()
+        defer { release.raise() }
         let holder = Task {
             try await blocker.transaction { connection in
                 try connection.query("SELECT pg_advisory_xact_lock(\(held.lockKey))")
-                locked.withLock { $0 = true }
-                try connection.query("SELECT pg_sleep(6)")
+                locked.raise()
+                release.block()
             }
         }
-        while !locked.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
-        let clock = ContinuousClock()
-        let started = clock.now
-        let stuck = Task { try await service.ingest(appID: appID, submissions: [submission("held")]) }
+        #expect(try await waitUntil { locked.isRaised })
+        // The stuck append notes whether the lock had been let go when it was acknowledged.
+        let stuck = Task {
+            let result = try await service.ingest(appID: appID, submissions: [submission("held")])
+            return (result, release.isRaised)
+        }
         // Its group is waiting for the lock (an advisory lock's key is classid:objid): only then
         // do the other appends start, so that none of them shares its group.
         let high = Int64(UInt32(truncatingIfNeeded: held.lockKey >> 32))
         let low = Int64(UInt32(truncatingIfNeeded: held.lockKey))
-        while try await pool.query(
-            """
-            SELECT count(*) FROM pg_locks
-            WHERE locktype = 'advisory' AND NOT granted AND classid::bigint = \(high) AND objid::bigint = \(low)
-            """).first?.decode(0, as: Int64.self) != 1 {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        #expect(try await waitUntil {
+            try await pool.query(
+                """
+                SELECT count(*) FROM pg_locks
+                WHERE locktype = 'advisory' AND NOT granted AND classid::bigint = \(high) AND objid::bigint = \(low)
+                """).first?.decode(0, as: Int64.self) == 1
+        })
         // The first group waits for the lock; these are queued behind it, and a second group
-        // takes them once they have waited.
+        // takes them once they have waited. They are all appended while the lock is still held,
+        // so none of them waited for the stuck group.
         for device in 0..<5 {
             let result = try await service.ingest(appID: appID, submissions: [submission("free\(device)")])
             #expect(result[0].version == 1)
         }
-        #expect(clock.now - started < .milliseconds(4_000), "the free streams waited for the stuck group")
-        let stuckResult = try await stuck.value
+        release.raise()
+        let (stuckResult, afterRelease) = try await stuck.value
         #expect(stuckResult[0].version == 1)
-        #expect(clock.now - started >= .milliseconds(5_500), "the held stream was appended before its lock was free")
+        #expect(afterRelease, "the held stream was appended before its lock was free")
         try await holder.value
         await blocker.close()
         await pool.close()

@@ -8,7 +8,7 @@ import Testing
 
 /// The counts kept beside the projection and the rollups (`device_counts`, `analytics_days`)
 /// against the rows they summarize, after concurrent appends.
-@Suite("Maintained counts: device_counts and analytics_days")
+@Suite("Maintained counts: device_counts and analytics_days", .timeLimit(.minutes(3)))
 struct MaintainedCountsTests {
     @Test("After concurrent appends, the status distribution, feature coverage and prompts by week equal the rows counted directly")
     func countsEqualRows() async throws {

@@ -7,7 +7,7 @@ import PostgresClient
 import Testing
 
 
-@Suite("Replay: rebuild = inline projection = verify-clean")
+@Suite("Replay: rebuild = inline projection = verify-clean", .timeLimit(.minutes(3)))
 struct ReplayTests {
     @Test("Random populations, reported with choices or with observations only (O2): verify is clean, a rebuild changes nothing and counts the same analytics, a tampered row is found, diffed and repaired",
           arguments: [(UInt64(7), false), (1234, false), (99, true)])

@@ -5,7 +5,7 @@ import Testing
 
 @testable import LocationGateService
 
-@Suite("Stored outcomes: the hand-written form is the Codable form")
+@Suite("Stored outcomes: the hand-written form is the Codable form", .timeLimit(.minutes(1)))
 struct StoredOutcomeTests {
     @Test("Outcomes of a simulated population: written as Codable writes them, read back equal")
     func outcomes() throws {

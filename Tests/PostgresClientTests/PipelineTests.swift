@@ -5,7 +5,7 @@ import Testing
 
 /// Statements queued with `send(_:)` go with the transaction's next answered statement or its
 /// COMMIT, in one pipeline: these check that queueing changes no transaction's outcome.
-@Suite("Queued statements in pipelines (real server)")
+@Suite("Queued statements in pipelines (real server)", .timeLimit(.minutes(2)))
 struct PipelineTests {
     private func names(_ pool: PostgresConnectionPool, _ prefix: String) async throws -> [String] {
         try await pool.query("SELECT name FROM apps WHERE name LIKE \(prefix + "%") ORDER BY name").map { try $0.decode(0) }

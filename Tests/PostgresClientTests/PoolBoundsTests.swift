@@ -5,7 +5,7 @@ import Testing
 
 /// The client refuses what it cannot send faithfully, keeps transactions straight when COMMIT
 /// fails, and the pool is bounded and heals by itself.
-@Suite("PostgreSQL client: refusals, failed commits, bounded and self-healing pool")
+@Suite("PostgreSQL client: refusals, failed commits, bounded and self-healing pool", .timeLimit(.minutes(2)))
 struct PoolBoundsTests {
     @Test("A NUL byte in a text bind is refused loudly (invalidParameter), never stored cut short")
     func nulRefused() async throws {
@@ -53,37 +53,68 @@ struct PoolBoundsTests {
         await pool.close()
     }
 
-    @Test("The waiting line is bounded and each wait is timed: poolExhausted at once beyond it, and after the timeout within it")
-    func boundedWaiting() async throws {
-        let pool = PostgresConnectionPool(
-            configuration: try await TestDatabase.configuration(), size: 1, maxWaiters: 1, waitTimeout: .milliseconds(300),
-            logger: TestDatabase.logger)
-        let holder = Task { try await pool.query("SELECT pg_sleep(1.5)") }
-        try await Task.sleep(for: .milliseconds(200))
-        let clock = ContinuousClock()
-        let waiter = Task {
-            let start = clock.now
-            do {
-                try await pool.query("SELECT 1")
-                return (false, clock.now - start)
-            } catch {
-                return ((error as? PostgresError)?.code == .poolExhausted, clock.now - start)
+    /// Holds `pool`'s only connection until the returned latch is raised; returns once it is held.
+    static func holdOnly(_ pool: PostgresConnectionPool) async throws -> (release: TestLatch, holder: Task<Void, any Error>) {
+        let holding = TestLatch()
+        let release = TestLatch()
+        let holder = Task {
+            try await pool.withConnection { connection in
+                try connection.query("SELECT 1")
+                holding.raise()
+                release.block()
             }
         }
-        try await Task.sleep(for: .milliseconds(50))
-        #expect(pool.waiting == 1)
+        #expect(try await waitUntil { holding.isRaised })
+        return (release, holder)
+    }
+
+    @Test("The waiting line is bounded and each wait is timed: poolExhausted at once beyond it, and after the timeout within it")
+    func boundedWaiting() async throws {
+        // A line of one whose wait is far longer than the test: whatever the machine's load, the
+        // waiter is still in line when the next caller comes.
+        let bounded = PostgresConnectionPool(
+            configuration: try await TestDatabase.configuration(), size: 1, maxWaiters: 1, waitTimeout: .seconds(60),
+            logger: TestDatabase.logger)
+        let held = try await Self.holdOnly(bounded)
+        defer { held.release.raise() }
+        let waiter = Task { try await bounded.query("SELECT 1").first?.decode(0, as: Int.self) }
+        #expect(try await waitUntil { bounded.waiting == 1 })
+        // Beyond the line: refused at once because the line is full (a caller that had waited
+        // would be refused for its timeout instead), and it never joined the line.
+        await #expect {
+            try await bounded.query("SELECT 1")
+        } throws: { error in
+            guard let error = error as? PostgresError else { return false }
+            return error.code == .poolExhausted && error.message.contains("already waiting")
+        }
+        #expect(bounded.waiting == 1)
+        held.release.raise()
+        #expect(try await waiter.value == 1, "the waiter gets the connection once it is free")
+        try await held.holder.value
+        await bounded.close()
+
+        // Within the line, the wait is timed: with the connection held throughout, the waiter is
+        // refused once waitTimeout has passed, never before.
+        let timed = PostgresConnectionPool(
+            configuration: try await TestDatabase.configuration(), size: 1, maxWaiters: 1, waitTimeout: .milliseconds(300),
+            logger: TestDatabase.logger)
+        let busy = try await Self.holdOnly(timed)
+        defer { busy.release.raise() }
+        let clock = ContinuousClock()
         let start = clock.now
         await #expect {
-            try await pool.query("SELECT 1")
+            try await timed.query("SELECT 1")
         } throws: { error in
-            (error as? PostgresError)?.code == .poolExhausted
+            guard let error = error as? PostgresError else { return false }
+            return error.code == .poolExhausted && error.message.contains("no connection became free")
         }
-        #expect(clock.now - start < .milliseconds(100))
-        let (timedOut, waited) = await waiter.value
-        #expect(timedOut && waited >= .milliseconds(250) && waited < .milliseconds(1200), "\(waited)")
-        _ = try await holder.value
-        #expect(try await pool.query("SELECT 1").first?.decode(0, as: Int.self) == 1)
-        await pool.close()
+        let waited = clock.now - start
+        #expect(waited >= .milliseconds(250), "refused after \(waited), before its timeout")
+        #expect(timed.waiting == 0)
+        busy.release.raise()
+        try await busy.holder.value
+        #expect(try await timed.query("SELECT 1").first?.decode(0, as: Int.self) == 1)
+        await timed.close()
     }
 
     @Test("Connections the server terminated while idle are replaced when handed out")
@@ -93,15 +124,30 @@ struct PoolBoundsTests {
         configuration.applicationName = name
         let pool = PostgresConnectionPool(configuration: configuration, size: 3, logger: TestDatabase.logger)
         let killer = try await TestDatabase.pool(size: 1)
-        // Open three connections.
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for _ in 0..<3 { group.addTask { try await pool.query("SELECT pg_sleep(0.1)") } }
-            try await group.waitForAll()
+        // Open three connections: three leases held at once, until all three are.
+        let release = TestLatch()
+        defer { release.raise() }
+        let opened = (0..<3).map { _ in TestLatch() }
+        let holders = opened.map { latch in
+            Task {
+                try await pool.withConnection { connection in
+                    try connection.query("SELECT 1")
+                    latch.raise()
+                    release.block()
+                }
+            }
         }
+        #expect(try await waitUntil { opened.allSatisfy { $0.isRaised } })
+        release.raise()
+        for holder in holders { try await holder.value }
         let killed = try await killer.query(
             "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = \(name)")
         #expect(try killed.first?.decode(0, as: Int.self) == 3)
-        try await Task.sleep(for: .milliseconds(100))
+        // The backends are gone (terminating one only signals it) before the pool hands them out.
+        #expect(try await waitUntil {
+            try await killer.query("SELECT count(*) FROM pg_stat_activity WHERE application_name = \(name)")
+                .first?.decode(0, as: Int.self) == 0
+        })
         for _ in 0..<6 {
             #expect(try await pool.query("SELECT 1").first?.decode(0, as: Int.self) == 1)
         }

@@ -4,7 +4,7 @@ import PostgresClient
 import Synchronization
 import Testing
 
-@Suite("PostgreSQL client over libpq (real server)")
+@Suite("PostgreSQL client over libpq (real server)", .timeLimit(.minutes(2)))
 struct PostgresConnectionTests {
     @Test("Interpolated values are sent as binds and come back with their types")
     func bindsRoundTrip() async throws {

@@ -71,12 +71,17 @@ extension GateService {
         return coverage
     }
 
+    /// Decisions one device page computes at most (events × features).
+    public static let maxTimelineDecisions = 100_000
+
     /// The first `limit` events of a device with their effects and each feature's decision
     /// after each of them (the reducer run again over the stored events, as `state?version=`).
+    /// At most `maxTimelineDecisions` decisions in all: a large catalog shows fewer events.
     public func timeline(_ key: StreamKey, limit: Int = 1000) async throws(ServiceError) -> DeviceTimeline {
+        let features = try await catalog(key.appID)
+        let limit = max(1, min(limit, Self.maxTimelineDecisions / max(1, features.count)))
         let page = try await history(key, afterVersion: 0, limit: limit)
         let events = try await database { try await auditStore.events(key, afterVersion: 0, limit: limit) }
-        let features = try await catalog(key.appID)
         var state = DeviceState()
         var steps: [DeviceTimeline.Step] = []
         for (entry, recorded) in zip(page.entries, events) {

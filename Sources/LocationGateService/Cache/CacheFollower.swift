@@ -93,7 +93,14 @@ public final class CacheFollower: Service, Sendable {
                 service.changes.publishFeatures(appID: nil)
             }
         default:
-            service.keys.invalidateAll()
+            // A revocation names the key's hash; anything else (an older server's payload)
+            // forgets every key.
+            let payload = notification.payload
+            if payload.utf8.count == 64, payload.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) {
+                service.keys.forget(digest: payload)
+            } else {
+                service.keys.invalidateAll()
+            }
         }
     }
 }

@@ -24,8 +24,10 @@ public struct APIIdentity: Sendable, Hashable {
 
 /// API keys, stored as SHA-256 of the key (they are 256 random bits, so no salt or slow hash
 /// is needed). Verified keys are cached, and so are unknown ones (so that random tokens do not
-/// reach the database); a creation or revocation notifies `locgate_keys` and every process
-/// forgets its cached keys. Text that is not shaped like a key (`lg_` and 43 base64url
+/// reach the database). A revocation notifies `locgate_keys` with the key's hash, and every
+/// process forgets that key alone; a creation notifies nobody (a new key's 256 random bits
+/// were never looked up, so no cache can hold it as unknown), so no tenant can empty every
+/// process's cache by creating keys. Text that is not shaped like a key (`lg_` and 43 base64url
 /// characters) is refused without a lookup. Both caches are bounded (emptied when full), follow
 /// `CacheCoherence`, and never store a lookup that an invalidation overtook.
 public final class APIKeys: Sendable {
@@ -56,10 +58,7 @@ public final class APIKeys: Sendable {
         let key = Self.newKeyText()
         try await pool.transaction { connection in
             try Self.insert(id: id, appID: appID, scope: scope, key: key, on: connection)
-            // Other processes may remember this key as unknown.
-            try connection.query("SELECT pg_notify(\(Self.notificationChannel), \(id.uuidString))")
         }
-        invalidateAll()
         return (id, key)
     }
 
@@ -77,12 +76,15 @@ public final class APIKeys: Sendable {
                 """
                 UPDATE api_keys SET revoked_at = now()
                 WHERE id = \(keyID) AND app_id = \(appID) AND revoked_at IS NULL
+                RETURNING key_hash
                 """)
-            try connection.query("SELECT pg_notify(\(Self.notificationChannel), \(keyID.uuidString))")
-            return rows.affectedRows > 0
+            guard let digest = try rows.first?.decode(0, as: String.self) else { return nil as String? }
+            try connection.query("SELECT pg_notify(\(Self.notificationChannel), \(digest))")
+            return digest
         }
-        invalidateAll()
-        return revoked
+        guard let revoked else { return false }
+        forget(digest: revoked)
+        return true
     }
 
     /// The identity behind a key, or nil for an unknown or revoked key.
@@ -133,6 +135,16 @@ public final class APIKeys: Sendable {
 
     /// Cached keys known and unknown (a gauge for `/metrics`).
     public var cachedCount: Int { cache.withLock { $0.known.count + $0.unknown.count } }
+
+    /// Forgets one key (by its hash), known or unknown: a revocation, here or in another
+    /// process. A lookup in flight does not store what it read (the epoch moved).
+    public func forget(digest: String) {
+        cache.withLock { cache in
+            cache.epoch &+= 1
+            cache.known.removeValue(forKey: digest)
+            cache.unknown.remove(digest)
+        }
+    }
 
     public func invalidateAll() {
         cache.withLock { cache in

@@ -52,10 +52,22 @@ public final class FeatureCatalog: Sendable {
         try await features(appID: appID).first { $0.key == key }
     }
 
-    /// Creates or replaces a feature; true when it was created.
+    /// SPEC §5: a catalog holds up to 1,000 features.
+    public static let maxFeatures = 1000
+
+    /// Creates or replaces a feature; true when it was created. Creating one beyond
+    /// `maxFeatures` is a `validationFailed`; replacing one always works.
     public func put(appID: UUID, feature: Feature) async throws -> Bool {
         let definition = try JSONText.encode(feature)
         let created = try await pool.transaction { connection in
+            // One catalog change of an app at a time, so that the cap holds under concurrency.
+            try connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\(appID.uuidString), 1))")
+            let count = try connection.query(
+                "SELECT count(*) FILTER (WHERE key <> \(feature.key)) FROM features WHERE app_id = \(appID)"
+            ).first?.decode(0, as: Int64.self) ?? 0
+            guard count < Self.maxFeatures else {
+                throw ServiceError(.validationFailed, "the catalog holds at most \(Self.maxFeatures) features; delete one first")
+            }
             let rows = try connection.query(
                 """
                 INSERT INTO features (app_id, key, definition) VALUES (\(appID), \(feature.key), \(PostgresJSON(definition)))

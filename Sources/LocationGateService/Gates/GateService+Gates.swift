@@ -83,6 +83,15 @@ extension GateService {
         guard devices.count <= Self.maxQueryDevices else {
             throw ServiceError(.tooLarge, "a query holds at most \(Self.maxQueryDevices) devices")
         }
+        if let featureKeys {
+            guard featureKeys.count <= Self.maxQueryFeatures else {
+                throw ServiceError(.validationFailed, "features: a query names at most \(Self.maxQueryFeatures) features")
+            }
+            var seen = Set<String>()
+            for key in featureKeys where !seen.insert(key).inserted {
+                throw ServiceError(.validationFailed, "features: \(key.prefix(128)) is named twice")
+            }
+        }
         let catalog = try await catalog(appID)
         var selected = catalog
         if let featureKeys {
@@ -93,6 +102,11 @@ extension GateService {
                 }
                 selected.append(feature)
             }
+        }
+        guard devices.count * selected.count <= Self.maxQueryDecisions else {
+            throw ServiceError(
+                .tooLarge,
+                "a query answers at most \(Self.maxQueryDecisions) decisions: \(devices.count) devices × \(selected.count) features")
         }
         let keys = devices.map { StreamKey(appID: appID, userID: $0.userID, deviceID: $0.deviceID) }
         var entries: [StreamKey: DeviceStateCache.Entry] = [:]

@@ -6,6 +6,9 @@ import Synchronization
 
 /// Reads and writes the `device_states` projection.
 public enum DeviceStateStore {
+    /// Devices of one user that user-level gates and OFREP without `deviceId` evaluate.
+    public static let maxUserDevices = 100
+
     /// One device as the projection holds it.
     public struct Row: Sendable, Hashable {
         public var key: StreamKey
@@ -33,12 +36,14 @@ public enum DeviceStateStore {
         return states
     }
 
-    /// Every device of a user, for user-level gates.
+    /// The devices a user-level gate considers: the first `maxUserDevices` of the user by
+    /// device id (the primary key's order, so the read is bounded however many devices a
+    /// user reports).
     static func loadUser(appID: UUID, userID: String, on connection: PostgresConnection) throws -> [(String, DeviceStateCache.Entry)] {
         let rows = try connection.query(
             """
             SELECT device_id, version, state::text FROM device_states
-            WHERE app_id = \(appID) AND user_id = \(userID) ORDER BY device_id
+            WHERE app_id = \(appID) AND user_id = \(userID) ORDER BY device_id LIMIT \(Int64(Self.maxUserDevices))
             """)
         return try rows.map { row in
             (try row.decode(0), DeviceStateCache.Entry(version: try row.decode(1), state: try JSONText.state(try row.decode(2))))
