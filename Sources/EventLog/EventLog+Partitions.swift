@@ -37,10 +37,13 @@ extension EventLog {
 }
 
 extension PostgresError {
-    /// An insert met a position that no partition holds yet (23514, "no partition of relation
-    /// found for row"): creating the partitions and appending again succeeds.
+    /// An insert may have met a position that no partition holds yet: a check violation
+    /// (23514) that names no constraint, as PostgreSQL's "no partition of relation found for
+    /// row" does (a CHECK constraint's violation names it). Told apart by the error's fields,
+    /// never its message text, which depends on the server's language. Creating the partitions
+    /// and appending again succeeds; a caller tries again a bounded number of times.
     public var isMissingPartition: Bool {
-        sqlState == "23514" && message.contains("no partition of relation")
+        sqlState == "23514" && (constraint ?? "").isEmpty
     }
 
     /// A concurrent append stored the same event id first (each partition names its own

@@ -7,12 +7,15 @@ import LocationAuthorization
 /// whole batch: keeping it would block every event behind it. So the sender drops it, sends the
 /// rest, and reports it here for the app to log. With events built by `EventRecorder` this
 /// means the server's rules and the device disagree, which is worth a look.
+///
+/// Only the server's own JSON error drops an event: a 4xx whose body is anything else (a
+/// proxy's page) is retried.
 public struct DeliveryFailure: Sendable, Hashable {
     /// The event as it was queued.
     public var submission: EventSubmission
     /// The HTTP status of the refusal.
     public var status: Int
-    /// The error code of the body (`ruleViolation`, ...), when there was one.
+    /// The error code of the server's body (`ruleViolation`, ...).
     public var code: String?
     public var message: String
 

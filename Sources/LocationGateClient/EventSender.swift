@@ -13,13 +13,21 @@ import FoundationNetworking
 /// delivered (SPEC §1). A crash of the app or the server between storing and answering costs a
 /// duplicate answer, never a second copy or a lost event.
 ///
-/// - 200: every event of the batch is acknowledged.
+/// Only the server's own answers delete events: between a device and the server there may be
+/// a captive portal, a proxy or a load balancer that answers in its stead.
+///
+/// - 2xx whose body is `{"results": [...]}` with one result per event sent, with the ids sent,
+///   in order: every event of the batch is acknowledged (`duplicate: true` included).
 /// - 429, 503 (and 408, other 5xx): the same batch again after Retry-After, or after
-///   exponential backoff with full jitter (`RetryPolicy`). So is a failure with no answer.
-/// - 400, 409, 413, 422: a refusal that will not change. With `error.index` that event is
-///   dropped and reported on `failures`, and the rest are sent; without one the batch is halved
-///   until the culprit is named or alone.
+///   exponential backoff with full jitter (`RetryPolicy`). So is a failure with no answer, a
+///   3xx (redirects are not followed), and a 2xx or 4xx whose body is not the server's.
+/// - 400, 409, 413, 422 whose body is the server's error with a code that says the batch is
+///   wrong (`malformedJSON`, `invalidRequest`, `versionConflict`, `tooLarge`,
+///   `validationFailed`, `ruleViolation`): a refusal that will not change. With `error.index`
+///   that event is dropped and reported on `failures`, and the rest are sent; without one the
+///   batch is halved until the culprit is named or alone.
 /// - 401, 403: stop with `DeliveryError.unauthorized`; a bad key does not fix itself.
+/// - The server's error with another 4xx (404, 405): stop with `DeliveryError.unexpectedStatus`.
 ///
 /// One batch is in flight at a time, which keeps each device's events in order.
 public actor EventSender {
@@ -135,7 +143,7 @@ public actor EventSender {
             do {
                 let answer = try await transport.send(Self.body(batch))
                 outcome = DeliveryOutcome.classify(
-                    status: answer.status, headers: answer.headers, body: answer.body, batchCount: batch.count)
+                    status: answer.status, headers: answer.headers, body: answer.body, sent: batch.map(\.submission.id))
             } catch {
                 if Task.isCancelled { throw CancellationError() }
                 outcome = .retry(after: nil)

@@ -8,6 +8,10 @@ import FoundationNetworking
 ///
 /// Works on Apple platforms and, through FoundationNetworking, on Linux. Give it an `ingest`
 /// key (SPEC §5): the scope a device may hold, which can append events and read nothing.
+///
+/// Redirects are not followed, whatever the session's own delegate does: a captive portal
+/// redirects to its login page, whose 200 is not the server's answer, and a redirect would
+/// carry the key elsewhere. The 3xx is returned as it is, and the sender retries it later.
 public struct URLSessionEventTransport: EventTransport {
     /// `{baseURL}/v1/events`.
     public let endpoint: URL
@@ -29,7 +33,7 @@ public struct URLSessionEventTransport: EventTransport {
         request.setValue("Bearer \(ingestKey)", forHTTPHeaderField: "Authorization")
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.httpBody = body
-        let (data, response) = try await session.data(for: request)
+        let (data, response) = try await session.data(for: request, delegate: Self.redirects)
         guard let http = response as? HTTPURLResponse else {
             throw URLError(.badServerResponse)
         }
@@ -40,5 +44,18 @@ public struct URLSessionEventTransport: EventTransport {
             }
         }
         return (http.statusCode, headers, data)
+    }
+
+    /// One delegate for every request: it holds nothing.
+    private static let redirects = RedirectRefusal()
+}
+
+/// A task delegate that refuses every redirect, so that the 3xx itself is the task's response.
+final class RedirectRefusal: NSObject, URLSessionTaskDelegate, Sendable {
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        completionHandler(nil)
     }
 }

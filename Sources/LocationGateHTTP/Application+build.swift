@@ -20,12 +20,21 @@ public struct ServerConfiguration: Sendable {
     public var rateLimit: Double?
     /// Tokens an app may spend at once; defaults to one second's worth.
     public var rateLimitBurst: Double?
+    /// Failed authentications per second one peer address may make, and at once
+    /// (`AuthenticationMiddleware`).
+    public var failedAuthenticationRate = 20.0
+    public var failedAuthenticationBurst = 100.0
     /// Push streams (OFREP event streams and `/v1/changes`) one app may hold open on this
     /// process, and all apps together.
     public var maxStreamsPerApp = 1000
     public var maxStreams = 10_000
     /// OFREP's `inactivityDelaySec`: an event stream with nothing to say closes after it.
     public var streamInactivity: Duration = .seconds(120)
+    /// `LOCGATE_PUBLIC_URL`: the address people reach the server at when it is not the
+    /// server's own (a TLS-terminating proxy in front). The dashboard accepts its origin on
+    /// sign-in and sign-out besides the request's own, and an https one makes the dashboard's
+    /// cookie `Secure` (SPEC §8). Nil by default: plain http on the server's address.
+    public var publicURL: URL?
     /// A connection that sends nothing for this long while no answer is being written (an
     /// idle keep-alive, or a request whose head or body trickles in) is closed. Push streams
     /// are answers being written and are not idle.
@@ -68,12 +77,18 @@ public func buildRouter(
     let routes = RouteTable(router: router)
     let streams = StreamRegistry(
         maxPerApp: configuration.maxStreamsPerApp, maxTotal: configuration.maxStreams, inactivity: configuration.streamInactivity)
-    // Keys and per-app limits on the API's groups; health, metrics and the dashboard (which
-    // signs in with its own session) are outside them.
-    var keyed: [any RouterMiddleware<AppRequestContext>] = [AuthenticationMiddleware(keys: service.keys, adminToken: configuration.adminToken)]
+    // Keys and per-app limits on the API's groups; health and metrics are outside them. The
+    // dashboard signs in with its own sessions and is charged to the same per-app limiter.
+    // Failed authentications, counted per peer for the API and the dashboard's sign-in alike.
+    let failures = AuthenticationMiddleware.failureLimiter(configuration)
+    var keyed: [any RouterMiddleware<AppRequestContext>] = [
+        AuthenticationMiddleware(keys: service.keys, adminToken: configuration.adminToken, failures: failures)
+    ]
+    var limiter: RateLimiter?
     if let rate = configuration.rateLimit, rate > 0 {
-        keyed.append(RateLimitMiddleware(limiter: RateLimiter(requestsPerSecond: rate, burst: configuration.rateLimitBurst ?? rate)))
+        limiter = RateLimiter(requestsPerSecond: rate, burst: configuration.rateLimitBurst ?? rate)
     }
+    if let limiter { keyed.append(RateLimitMiddleware(limiter: limiter)) }
     let v1 = routes.group("/v1", router: router, middleware: keyed)
     let ofrepRoutes = routes.group("/ofrep/v1", router: router, catchAll: true, middleware: [OFREPErrorMiddleware()] + keyed)
     let ofrep = OFREPRoutes(service: service, streams: streams)
@@ -81,7 +96,7 @@ public func buildRouter(
     APIRoutes(service: service).register(on: v1)
     ofrep.register(on: ofrepRoutes)
     StreamRoutes(service: service, streams: streams, ofrep: ofrep).register(v1: v1, ofrep: ofrepRoutes)
-    DashboardRoutes(service: service).register(on: routes)
+    DashboardRoutes(service: service, configuration: configuration, limiter: limiter, failures: failures).register(on: routes, router: router)
     routes.get("/hello") { _, _ in
         // The trivial JSON route the benchmarks compare gates against.
         try JSONResponse.make(.ok, ["hello": "world"])

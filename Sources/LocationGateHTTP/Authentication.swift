@@ -5,11 +5,40 @@ import LocationGateService
 
 /// Reads `Authorization: Bearer KEY` (and, for OFREP, `X-API-Key`), and resolves it to the
 /// admin token or an app key. Routes then require what they need with `require(_:)`.
+///
+/// Failed attempts (a token that is neither the admin token nor a live key) are throttled per
+/// peer address (`failures`, shared by every group of one router): past the budget, a token
+/// from that address that would need a database lookup is refused 429 at once, so guessing
+/// keys or the admin token is slow and costs the database nothing. Other addresses are not
+/// affected, and the admin token and keys this process has already verified are served to
+/// every address. Behind a proxy every request comes from the proxy's address: the budget is
+/// then the proxy's, and a key the process has verified still passes.
 struct AuthenticationMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
 
     let keys: APIKeys
     let adminToken: String?
+    let failures: RateLimiter
+
+    /// The bucket a peer's failures are counted in: its IP address (the port left out) as 128
+    /// bits of this process's seeded hash, or one shared bucket for a peer without an address.
+    static func failureBucket(_ context: AppRequestContext) -> UUID {
+        guard let address = context.remoteAddress?.ipAddress else { return UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) }
+        var first = Hasher(), second = Hasher()
+        first.combine(0)
+        first.combine(address)
+        second.combine(1)
+        second.combine(address)
+        let a = UInt64(bitPattern: Int64(first.finalize())), b = UInt64(bitPattern: Int64(second.finalize()))
+        let bytes = (0..<8).map { UInt8(truncatingIfNeeded: a >> ($0 * 8)) } + (0..<8).map { UInt8(truncatingIfNeeded: b >> ($0 * 8)) }
+        return UUID(uuid: (
+            bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+            bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+    }
+
+    static func failureLimiter(_ configuration: ServerConfiguration) -> RateLimiter {
+        RateLimiter(requestsPerSecond: configuration.failedAuthenticationRate, burst: configuration.failedAuthenticationBurst)
+    }
 
     static let apiKeyHeader = HTTPField.Name("X-API-Key")
 
@@ -18,12 +47,19 @@ struct AuthenticationMiddleware: RouterMiddleware {
         if let token = Self.token(in: request) {
             if let adminToken, !adminToken.isEmpty, Self.constantTimeEqual(token, adminToken) {
                 context.isAdminToken = true
+            } else if let known = keys.cachedIdentity(forKey: token) {
+                context.identity = known
             } else {
+                if let wait = failures.peek(Self.failureBucket(context)) {
+                    throw APIError(
+                        ServiceError(.rateLimited, "too many failed authentications; retry after \(wait) s"), retryAfter: wait)
+                }
                 do {
                     context.identity = try await keys.identity(forKey: token)
                 } catch {
                     throw APIError(ServiceError.from(error))
                 }
+                if context.identity == nil { _ = failures.acquire(Self.failureBucket(context)) }
             }
         }
         return try await next(request, context)

@@ -11,7 +11,8 @@ import Synchronization
 /// `/healthz` (the process is up; never touches the database), `/readyz` (database,
 /// migrations, caches following changes) and `/metrics` (Prometheus text). None needs a key.
 /// `/readyz` and `/metrics` cost the same at any log size: the horizon from the snapshot and
-/// the planner's row estimate, never a count of the log.
+/// the planner's row estimate, never a count of the log; and they read the database at most
+/// once a second in all (`CachedReading`), however often they are asked.
 final class HealthRoutes: Sendable {
     let service: GateService
     let follower: CacheFollower?
@@ -19,12 +20,18 @@ final class HealthRoutes: Sendable {
     let streams: StreamRegistry
     /// Set once no migration is pending: this binary's migrations cannot become pending again.
     private let migrated = Mutex(false)
+    /// The log's vitals, read at most once a second for both endpoints.
+    private let vitals: CachedReading<EventLogVitals>
+    /// Pending migrations, read at most once a second until none is pending.
+    private let pending: CachedReading<[String]>
 
     init(service: GateService, follower: CacheFollower?, registry: PrometheusCollectorRegistry?, streams: StreamRegistry) {
         self.streams = streams
         self.service = service
         self.follower = follower
         self.registry = registry
+        self.vitals = CachedReading { [service] in try await service.logVitals() }
+        self.pending = CachedReading { [service] in try await service.pendingMigrations(logger: service.logger) }
     }
 
     func register(on routes: RouteTable) {
@@ -46,7 +53,7 @@ final class HealthRoutes: Sendable {
             Gauge(label: "locgate_group_commit_queued_events").record(statistics.queuedEvents)
             Gauge(label: "locgate_caches_following").record(statistics.cachesFollowing ? 1 : 0)
             Gauge(label: "locgate_streams_open").record(streams.open)
-            if let vitals = try? await service.logVitals() {
+            if let vitals = try? await vitals.value() {
                 Gauge(label: "locgate_global_order_horizon_lag").record(vitals.horizonLag)
                 Gauge(label: "locgate_events_estimated").record(vitals.estimatedEvents)
             }
@@ -69,10 +76,10 @@ final class HealthRoutes: Sendable {
             horizonLag: nil, devicesCached: service.statistics.devicesCached)
         do {
             if !migrated.withLock({ $0 }) {
-                report.pendingMigrations = try await service.pendingMigrations(logger: context.logger)
+                report.pendingMigrations = try await pending.value()
                 if report.pendingMigrations.isEmpty { migrated.withLock { $0 = true } }
             }
-            report.horizonLag = try await service.logVitals().horizonLag
+            report.horizonLag = try await vitals.value().horizonLag
             report.database = true
         } catch {
             report.database = false

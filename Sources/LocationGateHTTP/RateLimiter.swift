@@ -49,6 +49,15 @@ final class RateLimiter: Sendable {
         }
     }
 
+    /// Nil when a token is left, else the seconds to wait; takes none.
+    func peek(_ appID: UUID, now: ContinuousClock.Instant = .now) -> Int? {
+        state.withLock { state in
+            guard let bucket = state.buckets[appID] else { return nil }
+            let tokens = refilled(bucket, now: now)
+            return tokens >= 1 ? nil : max(1, Int(((1 - tokens) / requestsPerSecond).rounded(.up)))
+        }
+    }
+
     /// Buckets held now.
     var count: Int { state.withLock { $0.buckets.count } }
 

@@ -31,7 +31,7 @@ enum ServerSentEvents {
     }
 
     static func response(
-        registry: StreamRegistry, appID: UUID, produce: @escaping @Sendable (Sink) async -> Bool
+        registry: StreamRegistry, slot: StreamSlot, produce: @escaping @Sendable (Sink) async -> Bool
     ) -> Response {
         let headers: HTTPFields = [.contentType: "text/event-stream", .cacheControl: "no-cache"]
         return Response(status: .ok, headers: headers, body: ResponseBody { writer in
@@ -53,7 +53,7 @@ enum ServerSentEvents {
                 continuation.finish()
             }
             producer.cancel()
-            registry.close(appID)
+            slot.release()
             try await writer.finish(nil)
         })
     }

@@ -29,9 +29,9 @@ final class StreamRegistry: Sendable {
         self.bufferLimit = bufferLimit
     }
 
-    /// Counts a stream in, or says why not.
-    func open(_ appID: UUID) -> ServiceError? {
-        counts.withLock { counts in
+    /// Counts a stream in and returns its slot, or throws why not (429 or 503 with Retry-After).
+    func open(_ appID: UUID) throws(APIError) -> StreamSlot {
+        let refused: ServiceError? = counts.withLock { counts in
             if counts.total >= maxTotal {
                 return ServiceError(.overloaded, "the server holds \(maxTotal) streams already")
             }
@@ -42,9 +42,11 @@ final class StreamRegistry: Sendable {
             counts.byApp[appID, default: 0] += 1
             return nil
         }
+        if let refused { throw APIError(refused, retryAfter: 1) }
+        return StreamSlot(registry: self, appID: appID)
     }
 
-    func close(_ appID: UUID) {
+    fileprivate func close(_ appID: UUID) {
         counts.withLock { counts in
             counts.total -= 1
             let left = counts.byApp[appID, default: 1] - 1
@@ -53,4 +55,30 @@ final class StreamRegistry: Sendable {
     }
 
     var open: Int { counts.withLock { $0.total } }
+}
+
+/// One stream's place in the registry, given back exactly once: by `release()` when the
+/// stream ends, or when the slot is freed without it. A response whose body never runs (the
+/// client reset the connection before the head was written, or the router dropped the
+/// response) frees its body closure and with it the slot, so the caps never leak.
+final class StreamSlot: Sendable {
+    private let registry: StreamRegistry
+    let appID: UUID
+    private let released = Mutex(false)
+
+    fileprivate init(registry: StreamRegistry, appID: UUID) {
+        self.registry = registry
+        self.appID = appID
+    }
+
+    /// Gives the slot back; later calls do nothing.
+    func release() {
+        let first = released.withLock { released in
+            defer { released = true }
+            return !released
+        }
+        if first { registry.close(appID) }
+    }
+
+    deinit { release() }
 }

@@ -46,10 +46,10 @@ struct StreamRoutes {
         } else {
             start = try await self.service.feedHead()
         }
-        if let refused = streams.open(identity.appID) { throw APIError(refused, retryAfter: 1) }
+        let slot = try streams.open(identity.appID)
         let service = self.service
         let appID = identity.appID
-        return ServerSentEvents.response(registry: streams, appID: appID) { sink in
+        return ServerSentEvents.response(registry: streams, slot: slot) { sink in
             await Self.produceChanges(service: service, appID: appID, from: start, to: sink)
         }
     }
@@ -78,11 +78,14 @@ struct StreamRoutes {
         guard await catchUp() else { return false }
         var settleUntil = ContinuousClock.now + settleTime
         var nextPoll = ContinuousClock.now + .seconds(5)
+        var nextOutagePoll = OutagePolling.next(after: .now)
         for await _ in subscription.wakes {
             let hints = subscription.take()
             let now = ContinuousClock.now
             if !hints.subtracting(.tick).isEmpty { settleUntil = now + settleTime }
-            if now < settleUntil || now >= nextPoll || !service.cachesFollowing {
+            let outagePoll = !service.cachesFollowing && now >= nextOutagePoll
+            if outagePoll { nextOutagePoll = OutagePolling.next(after: now) }
+            if now < settleUntil || now >= nextPoll || outagePoll {
                 nextPoll = now + .seconds(5)
                 guard await catchUp() else { return false }
             }
@@ -106,13 +109,13 @@ struct StreamRoutes {
         if let device, !EventSubmission.isValidIdentifier(device) {
             throw OFREPRoutes.ContextFailure(code: "INVALID_CONTEXT", details: "deviceId must be 1 to 128 characters of A-Z a-z 0-9 . _ : @ -")
         }
-        if let refused = streams.open(identity.appID) { throw APIError(refused, retryAfter: 1) }
+        let slot = try streams.open(identity.appID)
         let target = OFREPRoutes.Target(userID: user, deviceID: device)
         let ofrep = self.ofrep
         let service = self.service
         let inactivity = streams.inactivity
         let appID = identity.appID
-        return ServerSentEvents.response(registry: streams, appID: appID) { sink in
+        return ServerSentEvents.response(registry: streams, slot: slot) { sink in
             await Self.produceRefetches(
                 service: service, ofrep: ofrep, appID: appID, target: target, inactivity: inactivity, to: sink)
         }
@@ -134,14 +137,14 @@ struct StreamRoutes {
         guard refetch(etag) else { return false }
         var lastMessage = ContinuousClock.now
         var lastSent = ContinuousClock.now
-        var ticks = 0
+        var nextOutagePoll = OutagePolling.next(after: .now)
         for await _ in subscription.wakes {
             let hints = subscription.take()
             let now = ContinuousClock.now
             if now - lastMessage >= inactivity { return true }
-            ticks += 1
-            // Poll every half second while the hints are not followed.
-            let polling = !service.cachesFollowing && ticks % 2 == 0
+            // Poll on the stream's own schedule while the hints are not followed.
+            let polling = !service.cachesFollowing && now >= nextOutagePoll
+            if polling { nextOutagePoll = OutagePolling.next(after: now) }
             if !hints.subtracting(.tick).isEmpty || polling {
                 guard let current = try? await ofrep.bulkEvaluation(appID: appID, target: target) else { continue }
                 if current.etag != etag {

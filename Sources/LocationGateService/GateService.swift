@@ -26,7 +26,7 @@ public final class GateService: Sendable {
     public let features: FeatureCatalog
     public let keys: APIKeys
     public let apps: AppRegistry
-    let logger: Logger
+    public let logger: Logger
     /// Small appends share transactions (group commit); large batches go alone.
     let committer: GroupCommitter
     /// Batches of at most this many events go through group commit.
@@ -149,8 +149,11 @@ public final class GateService: Sendable {
 
     /// A database error as the client sees it: unreachable, restarting, failing over or out of
     /// connections is 503 `databaseUnavailable`; no free connection in time is 503
-    /// `overloaded`; a value the database refused is the request's own 422; anything else is
-    /// a defect (500), logged by the HTTP layer.
+    /// `overloaded`; a statement cut off by `statement_timeout` (57014) is 503 `overloaded`;
+    /// anything else is a defect (500), logged by the HTTP layer. That includes a value the
+    /// database refused (class 22 or 23): every value is validated before it reaches the
+    /// database, so such a refusal is the server's fault, and a client must keep and resend
+    /// its events rather than drop them as it drops a 422.
     static func translate(database error: any Error) -> ServiceError {
         if let service = error as? ServiceError { return service }
         if case .database(let underlying)? = error as? EventLogError { return translate(database: underlying) }
@@ -159,8 +162,8 @@ public final class GateService: Sendable {
                 return ServiceError(.overloaded, "the server is busy: no database connection became free in time")
             }
             if postgres.isUnavailable { return ServiceError(.databaseUnavailable, "the database is unavailable") }
-            if postgres.isDataFault {
-                return ServiceError(.validationFailed, "the database refused a value of the request")
+            if postgres.isStatementTimeout {
+                return ServiceError(.overloaded, "the database did not finish the request in time")
             }
         }
         return ServiceError(.internalError, "the request could not be completed")

@@ -42,15 +42,10 @@ package struct DatabaseOptions: ParsableArguments {
         guard let url = resolvedURL else { throw ValidationError("no database URL") }
         var configuration = PostgresConfiguration(connectionString: url)
         if let databaseName { configuration = configuration.with("dbname", databaseName) }
-        if let statementTimeout { configuration = Self.limited(configuration, statementTimeout) }
+        if let statementTimeout { configuration = configuration.withStatementTimeout(statementTimeout) }
         return PostgresConnectionPool(configuration: configuration, size: size, logger: logger)
     }
 
-    /// The configuration with `statement_timeout` set through libpq's `options`.
-    static func limited(_ configuration: PostgresConfiguration, _ timeout: Duration) -> PostgresConfiguration {
-        let milliseconds = max(1, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
-        return configuration.with("options", "-c statement_timeout=\(milliseconds)")
-    }
 
     package var resolvedReadURL: String? {
         (readDatabaseURL ?? ProcessInfo.processInfo.environment["LOCGATE_READ_DATABASE_URL"]).flatMap { $0.isEmpty ? nil : $0 }
@@ -61,7 +56,7 @@ package struct DatabaseOptions: ParsableArguments {
         guard let url = resolvedReadURL else { return nil }
         var configuration = PostgresConfiguration(connectionString: url)
         if let databaseName { configuration = configuration.with("dbname", databaseName) }
-        if let statementTimeout { configuration = Self.limited(configuration, statementTimeout) }
+        if let statementTimeout { configuration = configuration.withStatementTimeout(statementTimeout) }
         return PostgresConnectionPool(configuration: configuration, size: size, logger: logger)
     }
 }

@@ -15,6 +15,14 @@ public struct PostgresConfiguration: Sendable, Hashable {
         self.applicationName = applicationName
     }
 
+    /// The configuration with PostgreSQL's `statement_timeout` on every session, set through
+    /// libpq's `options` (replacing any `options` the connection string had): a statement that
+    /// runs longer is cancelled with SQLSTATE 57014.
+    public func withStatementTimeout(_ timeout: Duration) -> PostgresConfiguration {
+        let milliseconds = max(1, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        return with("options", "-c statement_timeout=\(milliseconds)")
+    }
+
     /// The same server with another database or user.
     public func with(_ keyword: String, _ value: String) -> PostgresConfiguration {
         var copy = self

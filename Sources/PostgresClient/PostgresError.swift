@@ -87,6 +87,9 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible, CustomDeb
         code == .invalidParameter || (code == .server && (sqlState.map { $0.hasPrefix("22") || $0.hasPrefix("23") } ?? false))
     }
 
+    /// 57014: the statement was cancelled, by `statement_timeout` or a cancel request.
+    public var isStatementTimeout: Bool { sqlState == "57014" }
+
     /// 42501: the role lacks the privilege.
     public var isInsufficientPrivilege: Bool { sqlState == "42501" }
 }

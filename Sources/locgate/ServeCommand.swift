@@ -71,6 +71,13 @@ struct ServeCommand: AsyncParsableCommand {
         if configuration.adminToken?.isEmpty ?? true {
             logger.warning("LOCGATE_ADMIN_TOKEN is not set: POST /v1/apps is refused; use `locgate apps create`")
         }
+        if let text = environment["LOCGATE_PUBLIC_URL"], !text.isEmpty {
+            guard let url = Self.publicURL(text) else {
+                await pool.close()
+                throw ValidationError("LOCGATE_PUBLIC_URL: \(text) is not an http or https URL such as https://locgate.example.com")
+            }
+            configuration.publicURL = url
+        }
         let budgetText = cacheMemory ?? environment["LOCGATE_CACHE_MEMORY"] ?? "256M"
         guard let budget = Self.bytes(budgetText) else {
             await pool.close()
@@ -83,6 +90,14 @@ struct ServeCommand: AsyncParsableCommand {
         try await app.runService()
         await readPool?.close()
         await pool.close()
+    }
+
+    /// `LOCGATE_PUBLIC_URL` (SPEC §8): an http or https URL with a host and no user information.
+    static func publicURL(_ text: String) -> URL? {
+        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
+              scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty, components.user == nil
+        else { return nil }
+        return components.url
     }
 
     /// "1048576", "512K", "256M", "2G" as bytes.

@@ -14,13 +14,15 @@ enum APIHarness {
     static let adminToken = "test-admin-token"
 
     static func run(
-        rateLimit: Double? = nil, _ body: @Sendable (APIClient) async throws -> Void
+        rateLimit: Double? = nil, configure: (inout ServerConfiguration) -> Void = { _ in },
+        _ body: @Sendable (APIClient) async throws -> Void
     ) async throws {
         let pool = try await TestDatabase.pool(size: 4)
         let service = GateService(pool: pool, logger: TestDatabase.logger)
         var configuration = ServerConfiguration()
         configuration.adminToken = adminToken
         configuration.rateLimit = rateLimit
+        configure(&configuration)
         let router = buildRouter(service: service, follower: nil, configuration: configuration, registry: nil)
         let app = Application(router: router, logger: TestDatabase.logger)
         do {

@@ -56,7 +56,7 @@ struct IsolationTests {
         for (sender, outcome) in outcomes {
             switch (sender, outcome) {
             case (.clean, .success), (.noisyFine, .success): break
-            case (.poison, .failure(let error)): #expect(error.code == ServiceError.Code.validationFailed)
+            case (.poison, .failure(let error)): #expect(error.code == ServiceError.Code.internalError)
             default: Issue.record("\(sender): \(outcome)")
             }
         }

@@ -156,6 +156,54 @@ struct ArchiveTests {
         await pool.close()
     }
 
+    @Test("The drop waits for events 2 s at a time and tries again: an archive completes although events was locked for longer than one wait")
+    func dropTriesAgain() async throws {
+        let pool = try await Self.smallPartitions()
+        let service = GateService(pool: pool, logger: TestDatabase.logger)
+        let appID = try await TestDatabase.makeApp(pool)
+        let simulator = PopulationSimulator(seed: 7)
+        for start in stride(from: 0, to: 150, by: 30) {
+            _ = try await service.ingest(appID: appID, submissions: (start..<(start + 30)).flatMap { simulator.device($0) })
+        }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("locgate-archive-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+
+        // A reader holds events until the archive's DROP has asked for it and given up once.
+        let locked = TestLatch()
+        let holder = Task {
+            try await pool.withConnection { connection -> Bool in
+                try connection.transaction { connection -> Bool in
+                    try connection.query("LOCK TABLE events IN ACCESS SHARE MODE")
+                    locked.raise()
+                    func dropWaiting() throws -> Bool {
+                        try connection.query(
+                            """
+                            SELECT count(*) FROM pg_locks
+                            WHERE relation = 'events'::regclass AND mode = 'AccessExclusiveLock' AND NOT granted
+                            """).first?.decode(0, as: Int64.self) ?? 0 > 0
+                    }
+                    let deadline = Date().addingTimeInterval(60)
+                    var sawWait = false
+                    while Date() < deadline {
+                        let waiting = try dropWaiting()
+                        if waiting { sawWait = true } else if sawWait { return true }
+                        Thread.sleep(forTimeInterval: 0.05)
+                    }
+                    return false
+                }
+            }
+        }
+        #expect(try await waitUntil(timeout: .seconds(30)) { locked.isRaised })
+        let report = try await EventArchive(pool: pool, logger: TestDatabase.logger)
+            .archive(before: Date().addingTimeInterval(86_400), into: directory)
+        #expect(try await holder.value, "the drop never gave up a wait and tried again")
+        #expect(!report.partitions.isEmpty && report.events > 0)
+        try Self.checkFile(report)
+        #expect(try await Replay(pool: pool, appID: appID, logger: TestDatabase.logger).verify().isEmpty)
+        await pool.close()
+    }
+
     static func state(_ text: String) throws -> DeviceState {
         try JSONDecoder().decode(DeviceState.self, from: Data(text.utf8))
     }
@@ -168,6 +216,9 @@ struct ArchiveTests {
     /// one reported (and recorded).
     static func checkFile(_ report: EventArchive.Report) throws {
         let path = try #require(report.file)
+        // Every tenant's events: readable by the owner alone.
+        let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+        #expect(mode == 0o600, "mode \(String(mode ?? 0, radix: 8))")
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
         #expect(data.count == report.bytes)
         #expect(SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined() == report.sha256)

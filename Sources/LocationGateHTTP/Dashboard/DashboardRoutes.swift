@@ -4,28 +4,51 @@ import Hummingbird
 import HTTPTypes
 import LocationAuthorization
 import LocationGateService
+import Logging
 
 /// The dashboard (SPEC §8): pages rendered on the server over the same service queries as the
 /// API, for people who read grant rates and audit devices. Sign-in with an app key of `read`
-/// or `admin` scope, kept in an HttpOnly, SameSite=Strict cookie (`Secure` behind TLS); every
-/// page shows the signed-in key's app only. Filters (`from`, `to`, `groupBy`) are query
-/// parameters, so a view can be shared; every table has a CSV link (`?csv=<table>` on the
-/// page's own address).
+/// or `admin` scope starts a server-side session (`DashboardSessions`); its random id, never
+/// the key, is kept in an HttpOnly, SameSite=Strict cookie, `Secure` when the public URL is
+/// https (`DashboardSite`). Sign-in and sign-out are accepted from the server's own origin
+/// only. Every other address under `/dashboard` is behind the session (303 to the sign-in form
+/// without one) and the per-app rate limiter, and every page shows the session's app only.
+/// Filters (`from`, `to`, `groupBy`) are query parameters, so a view can be shared; every table
+/// has a CSV link (`?csv=<table>` on the page's own address).
 struct DashboardRoutes {
     let service: GateService
+    let sessions: DashboardSessions
+    let site: DashboardSite
+    /// The per-app limiter of the API's groups; nil when limits are off.
+    let limiter: RateLimiter?
+    /// Failed authentications per peer, shared with the API (`AuthenticationMiddleware`).
+    let failures: RateLimiter
     static let cookieName = "locgate_session"
 
-    func register(on routes: RouteTable) {
+    init(service: GateService, configuration: ServerConfiguration, limiter: RateLimiter?, failures: RateLimiter) {
+        self.failures = failures
+        self.service = service
+        self.sessions = service.dashboardSessions
+        self.site = DashboardSite(publicURL: configuration.publicURL)
+        self.limiter = limiter
+    }
+
+    /// The sign-in form and the two POSTs on `routes`; the pages, and any other address under
+    /// `/dashboard` (404 once signed in), in a group behind the session and the rate limiter.
+    func register(on routes: RouteTable, router: Router<AppRequestContext>) {
         routes.get("/dashboard/signin", use: signInForm)
         routes.post("/dashboard/signin", use: signIn)
         routes.post("/dashboard/signout", use: signOut)
-        routes.get("/dashboard", use: overview)
-        routes.get("/dashboard/prompts", use: prompts)
-        routes.get("/dashboard/escalation", use: escalation)
-        routes.get("/dashboard/settings", use: settings)
-        routes.get("/dashboard/features", use: features)
-        routes.get("/dashboard/device", use: findDevice)
-        routes.get("/dashboard/users/:user/devices/:device", use: device)
+        var middleware: [any RouterMiddleware<AppRequestContext>] = [DashboardSessionMiddleware(sessions: sessions)]
+        if let limiter { middleware.append(RateLimitMiddleware(limiter: limiter)) }
+        let pages = routes.group("/dashboard", router: router, catchAll: true, middleware: middleware)
+        pages.get("/dashboard", use: overview)
+        pages.get("/dashboard/prompts", use: prompts)
+        pages.get("/dashboard/escalation", use: escalation)
+        pages.get("/dashboard/settings", use: settings)
+        pages.get("/dashboard/features", use: features)
+        pages.get("/dashboard/device", use: findDevice)
+        pages.get("/dashboard/users/:user/devices/:device", use: device)
     }
 
     // MARK: - Sign-in
@@ -42,40 +65,90 @@ struct DashboardRoutes {
             """
     }
 
+    /// SPEC §8: a `read` or `admin` key starts a session (303 to the overview with its cookie);
+    /// an unknown, revoked or ingest key gets 401 and the form again. A session the browser
+    /// already held is ended. Neither the key nor the session id is logged.
     @Sendable func signIn(_ request: Request, context: AppRequestContext) async throws -> Response {
+        try requireOwnOrigin(request)
         var request = request
         let body = String(decoding: try await request.bodyData(limit: 16 * 1024), as: UTF8.self)
         let key = Self.formValue("key", in: body) ?? ""
-        let identity = try await service.keys.identity(forKey: key)
-        guard let identity, identity.scope == .read || identity.scope == .admin else {
-            let message = identity == nil ? "That key is not a valid app key." : "An ingest key cannot read the dashboard: use a read or admin key."
-            return Self.html(.unauthorized, HTML.page(title: "Sign in", active: "", signedIn: false, body: Self.signInBody(error: message)))
+        let bucket = AuthenticationMiddleware.failureBucket(context)
+        let known = service.keys.cachedIdentity(forKey: key)
+        if known == nil, let wait = failures.peek(bucket) {
+            throw APIError(ServiceError(.rateLimited, "too many failed authentications; retry after \(wait) s"), retryAfter: wait)
         }
+        var found = known
+        if found == nil { found = try await service.keys.identity(forKey: key) }
+        guard let identity = found else {
+            _ = failures.acquire(bucket)
+            return Self.signInRefused("That key is not a valid app key.")
+        }
+        try charge(identity)
+        guard identity.scope == .read || identity.scope == .admin else {
+            return Self.signInRefused("An ingest key cannot read the dashboard: use a read or admin key.")
+        }
+        guard let session = try await sessions.start(for: identity) else {
+            return Self.signInRefused("That key is not a valid app key.")
+        }
+        if let previous = request.cookies[Self.cookieName]?.value, !previous.isEmpty {
+            try await sessions.end(session: previous)
+        }
+        context.logger.info("dashboard sign-in", metadata: ["app": "\(identity.appID)", "keyId": "\(identity.keyID)"])
         var response = Response(status: .seeOther, headers: [.location: "/dashboard"])
-        let secure = OFREPRoutes.forwardedProto.flatMap { request.headers[$0] } == "https"
-        response.setCookie(Cookie(name: Self.cookieName, value: key, path: "/dashboard", secure: secure, httpOnly: true, sameSite: .strict))
+        response.setCookie(sessionCookie(session))
         return response
     }
 
+    /// SPEC §8: ends the session on the server (every server refuses its id from then on) and
+    /// clears the cookie; 303 to the sign-in form, with or without a session.
     @Sendable func signOut(_ request: Request, context: AppRequestContext) async throws -> Response {
-        var response = Response(status: .seeOther, headers: [.location: "/dashboard/signin"])
-        response.setCookie(Cookie(name: Self.cookieName, value: "", maxAge: 0, path: "/dashboard", httpOnly: true, sameSite: .strict))
+        try requireOwnOrigin(request)
+        if let id = request.cookies[Self.cookieName]?.value, !id.isEmpty {
+            try await sessions.end(session: id)
+        }
+        var response = Self.toSignIn()
+        response.setCookie(sessionCookie("", maxAge: 0))
         return response
     }
 
-    /// The signed-in app, or nil (the page then redirects to the sign-in form).
-    func identity(_ request: Request) async throws -> APIIdentity? {
-        guard let key = request.cookies[Self.cookieName]?.value, !key.isEmpty else { return nil }
-        let identity = try await service.keys.identity(forKey: key)
-        guard let identity, identity.scope == .read || identity.scope == .admin else { return nil }
-        return identity
+    /// 401 with the form again.
+    static func signInRefused(_ message: String) -> Response {
+        html(.unauthorized, HTML.page(title: "Sign in", active: "", signedIn: false, body: signInBody(error: message)))
     }
 
-    /// Runs a page for the signed-in app; the sign-in form for anyone else.
-    func page(_ request: Request, _ body: (APIIdentity, Filters) async throws -> DashboardPage) async throws -> Response {
-        guard let identity = try await identity(request) else {
-            return Response(status: .seeOther, headers: [.location: "/dashboard/signin"])
+    /// 303 to the sign-in form.
+    static func toSignIn() -> Response {
+        Response(status: .seeOther, headers: [.location: "/dashboard/signin"])
+    }
+
+    /// The session cookie: HttpOnly, SameSite=Strict, the dashboard's path only, and `Secure`
+    /// by configuration alone (never by a request header).
+    func sessionCookie(_ value: String, maxAge: Int? = nil) -> Cookie {
+        Cookie(name: Self.cookieName, value: value, maxAge: maxAge, path: "/dashboard", secure: site.secure, httpOnly: true, sameSite: .strict)
+    }
+
+    /// SPEC §8: sign-in and sign-out need the server's own `Origin`; a missing or foreign one
+    /// is 403 `forbidden` (a page of another site cannot sign a browser in or out).
+    func requireOwnOrigin(_ request: Request) throws {
+        // HTTP/1's `Host` header is the request's authority.
+        guard site.accepts(origin: request.headers[.origin], host: request.head.authority) else {
+            throw APIError(.forbidden, "sign-in and sign-out are accepted only from the dashboard's own origin")
         }
+    }
+
+    /// Charges a dashboard request to its app's rate limit, as the API's requests are.
+    func charge(_ identity: APIIdentity) throws {
+        if let limiter, let wait = limiter.acquire(identity.appID) {
+            throw APIError(ServiceError(.rateLimited, "too many requests for this app; retry after \(wait) s"), retryAfter: wait)
+        }
+    }
+
+    /// Runs a page for the session's app (`DashboardSessionMiddleware` set it).
+    func page(
+        _ request: Request, _ context: AppRequestContext, _ body: (APIIdentity, Filters) async throws -> DashboardPage
+    ) async throws -> Response {
+        guard let identity = context.identity else { return Self.toSignIn() }
         let filters: Filters
         do {
             filters = try Filters(request)
@@ -118,7 +191,7 @@ struct DashboardRoutes {
     // MARK: - Pages
 
     @Sendable func overview(_ request: Request, context: AppRequestContext) async throws -> Response {
-        try await page(request) { identity, filters in
+        try await page(request, context) { identity, filters in
             let statuses = try await analytics(.statuses, identity, filters, groupBy: [])
             let prompts = try await analytics(.prompts, identity, filters, groupBy: [])
             let period: AnalyticsQuery.Dimension = filters.groupBy.contains(.week) ? .week : .day
@@ -149,7 +222,7 @@ struct DashboardRoutes {
     }
 
     @Sendable func prompts(_ request: Request, context: AppRequestContext) async throws -> Response {
-        try await page(request) { identity, filters in
+        try await page(request, context) { identity, filters in
             let groupBy = filters.groupBy.isEmpty ? [AnalyticsQuery.Dimension.platform] : filters.groupBy
             let rows = try await analytics(.prompts, identity, filters, groupBy: groupBy)
             let table = DashboardTable.analytics(id: "prompts", title: "Prompts by \(groupBy.map(\.rawValue).joined(separator: ", "))", rows: rows)
@@ -165,7 +238,7 @@ struct DashboardRoutes {
     }
 
     @Sendable func escalation(_ request: Request, context: AppRequestContext) async throws -> Response {
-        try await page(request) { identity, filters in
+        try await page(request, context) { identity, filters in
             let rows = try await analytics(.escalations, identity, filters, groupBy: filters.groupBy)
             let table = DashboardTable.analytics(id: "escalations", title: "Escalation", rows: rows)
             let steps = ["reachedWhenInUse", "askedAlways", "provisional", "provisionalToPermanent", "permanentAlways"]
@@ -178,7 +251,7 @@ struct DashboardRoutes {
     }
 
     @Sendable func settings(_ request: Request, context: AppRequestContext) async throws -> Response {
-        try await page(request) { identity, filters in
+        try await page(request, context) { identity, filters in
             let groupBy = filters.groupBy.isEmpty ? [AnalyticsQuery.Dimension.day] : filters.groupBy
             let rows = try await analytics(.settings, identity, filters, groupBy: groupBy)
             let table = DashboardTable.analytics(id: "settings", title: "Settings changes", rows: rows)
@@ -196,7 +269,7 @@ struct DashboardRoutes {
     }
 
     @Sendable func features(_ request: Request, context: AppRequestContext) async throws -> Response {
-        try await page(request) { identity, filters in
+        try await page(request, context) { identity, filters in
             let coverage = try await service.featureCoverage(appID: identity.appID)
             let table = DashboardTable(
                 id: "features", title: "Features now", columns: ["feature", "requires", "devices", "enabled", "top reasons (disabled)", "top actions (disabled)"],
@@ -223,7 +296,7 @@ struct DashboardRoutes {
     }
 
     @Sendable func device(_ request: Request, context: AppRequestContext) async throws -> Response {
-        try await page(request) { identity, _ in
+        try await page(request, context) { identity, _ in
             let user = context.parameters.get("user") ?? "", device = context.parameters.get("device") ?? ""
             guard EventSubmission.isValidIdentifier(user), EventSubmission.isValidIdentifier(device) else {
                 throw APIError(.notFound, "no such device")

@@ -157,11 +157,12 @@ public final class AnalyticsRollup: Service, Sendable {
         if waitForInFlightCommits {
             let target = try await pool.query("SELECT pg_snapshot_xmax(pg_current_snapshot())::text").first?.decode(0, as: String.self) ?? "0"
             let deadline = ContinuousClock.now + patience
+            var backoff = PollBackoff()
             while ContinuousClock.now < deadline {
                 let passed = try await pool.query(
                     "SELECT pg_snapshot_xmin(pg_current_snapshot()) >= \(target)::xid8").first?.decode(0, as: Bool.self) ?? true
                 if passed { break }
-                try await Task.sleep(for: .milliseconds(5))
+                try await Task.sleep(for: backoff.next() ?? .milliseconds(100))
             }
         }
         var total = 0
@@ -169,13 +170,14 @@ public final class AnalyticsRollup: Service, Sendable {
         // minutes, and waiting inside the pool would park every connection behind it. Another
         // holder (a second server's rollup, a replay) is counting the same events anyway.
         let deadline = ContinuousClock.now + patience
+        var backoff = PollBackoff(first: .milliseconds(10))
         while true {
             let counted = try await pool.transaction { connection in
                 try Self.countPage(pageSize: pageSize, on: connection)
             }
             guard let counted else {
                 guard ContinuousClock.now < deadline else { return total }
-                try await Task.sleep(for: .milliseconds(10))
+                try await Task.sleep(for: backoff.next() ?? .milliseconds(100))
                 continue
             }
             total += counted

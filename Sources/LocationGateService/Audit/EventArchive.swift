@@ -97,11 +97,14 @@ public struct EventArchive: Sendable {
         // 2. The file, and the projection at the new boundary: the previous snapshot's
         //    devices, folded with the archived events in global order. The counters start
         //    from zero: those of this archive's events alone are saved.
+        //    The file holds every tenant's events: owner-only (0600) from its creation.
         let path = (directory as NSString).appendingPathComponent("locgate-events-\(first.low)-\(boundary - 1).csv")
-        guard FileManager.default.createFile(atPath: path, contents: nil),
+        guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]),
               let file = FileHandle(forWritingAtPath: path) else {
             throw ArchiveError.file("cannot create \(path)")
         }
+        // Set once the archive may have been recorded: from then on the file is never deleted,
+        // since the partitions it alone holds may be gone.
         var recorded = false
         defer {
             try? file.close()
@@ -133,6 +136,7 @@ public struct EventArchive: Sendable {
             position = next.logPosition
         }
         try file.synchronize()
+        try Self.synchronizeDirectory(directory)
         let digest = hasher.finalize().map { String(format: "%02x", $0) }.joined()
 
         // 3. The snapshot's rows, not yet counted: no archive row names them.
@@ -142,22 +146,71 @@ public struct EventArchive: Sendable {
 
         // 4. Record the archive and drop the partitions, in one short transaction.
         let names = candidates.map(\.name)
-        try connection.transaction { connection in
-            try connection.query("SELECT pg_advisory_xact_lock(\(ArchiveSnapshot.lockKey))")
-            try connection.query("SET LOCAL lock_timeout = '30s'")
-            try connection.query(
-                """
-                INSERT INTO event_archives (id, before, boundary, partitions, events, file, sha256, bytes)
-                VALUES (\(id), \(before), \(boundary), \(PostgresArray(names)), \(Int64(events)), \(path), \(digest), \(Int64(bytes)))
-                """)
-            try connection.query(PostgresQuery(unsafeSQL: "DROP TABLE " + names.map { "\"\($0)\"" }.joined(separator: ", ")))
+        do {
+            try recordAndDrop(
+                id: id, before: before, boundary: boundary, names: names, events: events, path: path, digest: digest, bytes: bytes,
+                logger: logger, on: connection)
+            recorded = true
+        } catch {
+            // A COMMIT whose answer was lost may have dropped the partitions: keep the file
+            // unless the database says the archive is not recorded.
+            switch try? connection.query("SELECT 1 FROM event_archives WHERE id = \(id)").count {
+            case 0?:
+                throw error
+            case _?:
+                recorded = true
+                logger.warning("archive: the commit's answer was lost, but the archive is recorded", metadata: ["file": "\(path)"])
+            case nil:
+                recorded = true
+                logger.error("archive: the outcome is unknown; the file is kept", metadata: ["file": "\(path)", "error": "\(error)"])
+                throw error
+            }
         }
-        recorded = true
         logger.info("archived", metadata: ["partitions": "\(names)", "events": "\(events)", "file": "\(path)"])
         try ArchiveSnapshot.removeSuperseded(keys, by: id, on: connection)
         return Report(
             partitions: names, events: events, boundary: boundary, devices: keys.count,
             rejected: projection.rejected.count, file: path, sha256: digest, bytes: bytes)
+    }
+
+    /// How long the DROP waits for `events` at a time, and how often it tries. While it waits
+    /// for ACCESS EXCLUSIVE, every append queues behind it: a short wait, tried again after a
+    /// pause in which the queue drains, keeps that stall under `dropLockTimeout`.
+    static let dropLockTimeout = "2s"
+    static let dropAttempts = 15
+
+    /// Records the archive and drops its partitions in one transaction, trying again when
+    /// `events` could not be locked in time (SQLSTATE 55P03).
+    static func recordAndDrop(
+        id: Int64, before: Date, boundary: Int64, names: [String], events: Int, path: String, digest: String, bytes: Int,
+        logger: Logger, on connection: PostgresConnection
+    ) throws {
+        for attempt in 1...dropAttempts {
+            do {
+                try connection.transaction { connection in
+                    try connection.query("SELECT pg_advisory_xact_lock(\(ArchiveSnapshot.lockKey))")
+                    try connection.query("SET LOCAL lock_timeout = '\(unescaped: dropLockTimeout)'")
+                    try connection.query(
+                        """
+                        INSERT INTO event_archives (id, before, boundary, partitions, events, file, sha256, bytes)
+                        VALUES (\(id), \(before), \(boundary), \(PostgresArray(names)), \(Int64(events)), \(path), \(digest), \(Int64(bytes)))
+                        """)
+                    try connection.query(PostgresQuery(unsafeSQL: "DROP TABLE " + names.map { "\"\($0)\"" }.joined(separator: ", ")))
+                }
+                return
+            } catch let error as PostgresError where error.sqlState == "55P03" && attempt < dropAttempts {
+                logger.info("archive: events is busy; the drop tries again", metadata: ["attempt": "\(attempt)"])
+                Thread.sleep(forTimeInterval: 0.5)
+            }
+        }
+    }
+
+    /// fsync(2) of a folder, so that a file created in it survives a crash.
+    static func synchronizeDirectory(_ directory: String) throws {
+        let descriptor = open(directory, O_RDONLY | O_DIRECTORY)
+        guard descriptor >= 0 else { throw ArchiveError.file("cannot open \(directory) to sync it") }
+        defer { close(descriptor) }
+        guard fsync(descriptor) == 0 else { throw ArchiveError.file("cannot sync \(directory)") }
     }
 
     /// The oldest partitions, in order, whose every event was recorded before `before`, locked

@@ -87,6 +87,14 @@ public final class APIKeys: Sendable {
         return true
     }
 
+    /// The identity of a key this process has verified and still trusts, without a lookup;
+    /// nil when it would have to ask the database.
+    public func cachedIdentity(forKey key: String) -> APIIdentity? {
+        guard coherence.isFollowing, Self.isKeyShaped(key) else { return nil }
+        let digest = Self.hash(key)
+        return cache.withLock { $0.known[digest] }
+    }
+
     /// The identity behind a key, or nil for an unknown or revoked key.
     public func identity(forKey key: String) async throws -> APIIdentity? {
         guard Self.isKeyShaped(key) else { return nil }

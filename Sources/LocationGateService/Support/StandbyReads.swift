@@ -43,12 +43,13 @@ public struct StandbyReads: Sendable {
     }
 
     /// A pool that has everything the primary had committed at the call: the standby once it
-    /// has replayed that far (polled every 5 ms, for at most `patience`), else the primary
+    /// has replayed that far (polled with `PollBackoff`, for at most `patience`), else the primary
     /// (also when the standby cannot answer).
     public func caughtUp(patience: Duration = .seconds(2)) async throws -> PostgresConnectionPool {
         guard hasStandby else { return primary }
         let target = try await primary.query("SELECT pg_current_wal_lsn()::text").first?.decode(0, as: String.self) ?? "0/0"
         let deadline = ContinuousClock.now + patience
+        var backoff = PollBackoff()
         while true {
             // A server not in recovery (promoted, or the read URL names a primary) has it all.
             let replayed: Bool
@@ -65,7 +66,7 @@ public struct StandbyReads: Sendable {
                 fallbacks.increment()
                 return primary
             }
-            try await Task.sleep(for: .milliseconds(5))
+            try await Task.sleep(for: backoff.next() ?? .milliseconds(100))
         }
     }
 }
