@@ -208,6 +208,8 @@ let package = Package(
             name: "LocationGateClientTests",
             dependencies: [
                 "LocationGateClient", "LocationAuthorization", "LocationGateTestSupport", "PostgresClient",
+                // DeviceToken.sign: what an app's backend does, for the device-bound key's test.
+                "LocationGateService",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings

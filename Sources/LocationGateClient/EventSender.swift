@@ -26,7 +26,10 @@ import FoundationNetworking
 ///   `validationFailed`, `ruleViolation`): a refusal that will not change. With `error.index`
 ///   that event is dropped and reported on `failures`, and the rest are sent; without one the
 ///   batch is halved until the culprit is named or alone.
-/// - 401, 403: stop with `DeliveryError.unauthorized`; a bad key does not fix itself.
+/// - 403 `forbidden` naming an event: a device-bound key's token does not cover that event's
+///   user or device; it is dropped and reported like a refused event.
+/// - 401, 403 otherwise: stop with `DeliveryError.unauthorized`; a bad key (or an expired
+///   device token) does not fix itself: the app fixes it and calls `flush()` again.
 /// - The server's error with another 4xx (404, 405): stop with `DeliveryError.unexpectedStatus`.
 ///
 /// One batch is in flight at a time, which keeps each device's events in order.

@@ -19,12 +19,20 @@ public struct URLSessionEventTransport: EventTransport {
     public let session: URLSession
     /// How long one request may take before it counts as a network failure and is retried.
     public let timeout: TimeInterval
+    /// For a device-bound ingest key: the current device token from the app's backend, asked
+    /// for before every request and sent as `X-Device-Token` (nil sends none). A token that
+    /// expired is a 401: the sender stops, and the app fetches a new one and flushes again.
+    public let deviceToken: (@Sendable () async -> String?)?
 
-    public init(baseURL: URL, ingestKey: String, session: URLSession = .shared, timeout: TimeInterval = 30) {
+    public init(
+        baseURL: URL, ingestKey: String, session: URLSession = .shared, timeout: TimeInterval = 30,
+        deviceToken: (@Sendable () async -> String?)? = nil
+    ) {
         self.endpoint = baseURL.appendingPathComponent("v1").appendingPathComponent("events")
         self.ingestKey = ingestKey
         self.session = session
         self.timeout = timeout
+        self.deviceToken = deviceToken
     }
 
     public func send(_ body: Data) async throws -> (status: Int, headers: [String: String], body: Data) {
@@ -32,6 +40,7 @@ public struct URLSessionEventTransport: EventTransport {
         request.httpMethod = "POST"
         request.setValue("Bearer \(ingestKey)", forHTTPHeaderField: "Authorization")
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        if let token = await deviceToken?() { request.setValue(token, forHTTPHeaderField: "X-Device-Token") }
         request.httpBody = body
         let (data, response) = try await session.data(for: request, delegate: Self.redirects)
         guard let http = response as? HTTPURLResponse else {

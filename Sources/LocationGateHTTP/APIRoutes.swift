@@ -1,5 +1,6 @@
 import EventLog
 import Foundation
+import HTTPTypes
 import Hummingbird
 import LocationAuthorization
 import LocationGateService
@@ -65,15 +66,26 @@ struct APIRoutes {
 
     @Sendable func createKey(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.require(.admin)
-        struct Body: Decodable { var scope: String }
+        struct Body: Decodable { var scope: String; var deviceBound: Bool? }
         var request = request
         let body = try decode(Body.self, try await request.bodyData(limit: 64 * 1024))
         guard let scope = KeyScope(rawValue: body.scope) else {
             throw APIError(.validationFailed, "scope: must be ingest, read or admin")
         }
-        let created = try await service.keys.create(appID: identity.appID, scope: scope)
-        struct Created: Encodable { var id: String; var scope: String; var key: String }
-        return try JSONResponse.make(.created, Created(id: created.id.uuidString.lowercased(), scope: scope.rawValue, key: created.key))
+        let deviceBound = body.deviceBound ?? false
+        let created = try await service.keys.create(appID: identity.appID, scope: scope, deviceBound: deviceBound)
+        struct Created: Encodable {
+            var id: String
+            var scope: String
+            var key: String
+            var deviceBound: Bool
+            var tokenSecret: String?
+        }
+        return try JSONResponse.make(
+            .created,
+            Created(
+                id: created.id.uuidString.lowercased(), scope: scope.rawValue, key: created.key, deviceBound: deviceBound,
+                tokenSecret: created.tokenSecret))
     }
 
     @Sendable func revokeKey(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -143,8 +155,34 @@ struct APIRoutes {
             Counter(label: "locgate_rejections_total", dimensions: [("code", error.code.rawValue)]).increment()
             throw error
         }
+        if let secret = identity.tokenSecret {
+            try Self.requireDeviceToken(request, secret: secret, covering: submissions)
+        }
         let results = try await service.ingest(appID: identity.appID, submissions: submissions)
-        return JSONResponse.make(.ok, data: EventResults(results: results).jsonData)
+        // An ingest key is in every copy of the app: its answer says what was stored, not
+        // the device's state (which a read key asks for).
+        return JSONResponse.make(.ok, data: EventResults(results: results, withState: identity.scope != .ingest).jsonData)
+    }
+
+    static let deviceTokenHeader = HTTPField.Name("X-Device-Token")!
+
+    /// A device-bound key's batch needs a valid device token (401 otherwise) that covers
+    /// every event's user and device (403 naming the first that it does not). Checked before
+    /// anything is stored.
+    static func requireDeviceToken(_ request: Request, secret: String, covering submissions: [EventSubmission]) throws {
+        guard let text = request.headers[deviceTokenHeader] else {
+            throw APIError(.unauthorized, "this ingest key is bound to devices: send X-Device-Token, a token from the app's backend")
+        }
+        let token: DeviceToken
+        do throws(DeviceToken.Refusal) {
+            token = try DeviceToken.verify(text, secret: secret)
+        } catch {
+            throw APIError(.unauthorized, error.description)
+        }
+        if let index = submissions.firstIndex(where: { !token.covers(userID: $0.userId, deviceID: $0.deviceId) }) {
+            throw APIError(
+                ServiceError(.forbidden, "events[\(index)]: the device token covers user \(token.userID)\(token.deviceID.map { " on device \($0)" } ?? "") only", index: index))
+        }
     }
 
     // MARK: - Gates

@@ -7,6 +7,11 @@ import LocationGateService
 /// is the other hot path. `EventResultsJSONTests` checks it against the Codable form.
 struct EventResults: Encodable {
     var results: [EventResult]
+    /// `effects` and `status` too (read and admin keys); an ingest key's answer has only what
+    /// identifies the stored event.
+    var withState = true
+
+    enum CodingKeys: String, CodingKey { case results }
 
     var jsonData: Data {
         var writer = JSONWriter(capacity: 160 * results.count + 16)
@@ -17,12 +22,14 @@ struct EventResults: Encodable {
             writer.objectStart()
             writer.field("deviceId", result.deviceId)
             writer.field("duplicate", result.duplicate)
-            writer.key("effects")
-            writer.arrayStart()
-            for effect in result.effects { effect.write(to: &writer) }
-            writer.arrayEnd()
+            if withState {
+                writer.key("effects")
+                writer.arrayStart()
+                for effect in result.effects { effect.write(to: &writer) }
+                writer.arrayEnd()
+            }
             writer.field("id", result.id)
-            writer.field("status", result.status)
+            if withState { writer.field("status", result.status) }
             writer.field("userId", result.userId)
             writer.field("version", Int(result.version))
             writer.objectEnd()

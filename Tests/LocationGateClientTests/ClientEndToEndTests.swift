@@ -1,6 +1,7 @@
 import Foundation
 import LocationAuthorization
 import LocationGateClient
+import LocationGateService
 import LocationGateTestSupport
 import PostgresClient
 import Testing
@@ -128,5 +129,47 @@ struct ClientEndToEndTests {
             #expect(list == Array(Int64(1)...Int64(30)), "\(device): versions \(list)")
         }
         #expect(stored == recorded)
+    }
+
+    @Test("A device-bound ingest key: the transport sends the device token; the user's events are delivered, another user's are refused and reported")
+    func deviceBoundKey() async throws {
+        try #require(
+            FileManager.default.isExecutableFile(atPath: LocgateServer.binary.path),
+            "build locgate first: \(LocgateServer.binary.path)")
+        let configuration = try await TestDatabase.configuration()
+        let databaseURL = try TestDatabase.serverConfiguration().connectionString
+        let port = 12_000 + Int.random(in: 0..<8_000)
+        let server = try LocgateServer(port: port, databaseURL: databaseURL, databaseName: configuration.overrides["dbname"] ?? "")
+        defer { server.stop() }
+        let ready = await LocgateServer.waitReady(port)
+        try #require(ready, "locgate serve did not become ready on port \(port)")
+        let (_, app) = try await LocgateServer.request(
+            "POST", port, "/v1/apps", key: LocgateServer.adminToken, json: #"{"name": "client-bound"}"#)
+        let adminKey = try #require(app["apiKey"] as? String)
+        let (created, key) = try await LocgateServer.request(
+            "POST", port, "/v1/keys", key: adminKey, json: #"{"scope": "ingest", "deviceBound": true}"#)
+        #expect(created == 201)
+        let ingestKey = try #require(key["key"] as? String), secret = try #require(key["tokenSecret"] as? String)
+
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let queue = try EventQueue(directory: directory.url)
+        defer { queue.close() }
+        let own = EventRecorder(userId: "user-1", deviceId: "device-1", queue: queue)
+        let other = EventRecorder(userId: "user-2", deviceId: "device-2", queue: queue)
+        _ = try own.appState(.foreground)
+        _ = try other.appState(.foreground)
+        _ = try own.observed(status: .authorizedWhenInUse, accuracy: .full)
+
+        // What the app's backend hands the signed-in user-1.
+        let token = DeviceToken.sign(userID: "user-1", expires: Date().addingTimeInterval(600), secret: secret)
+        let baseURL = try #require(URL(string: "http://127.0.0.1:\(port)"))
+        let transport = URLSessionEventTransport(baseURL: baseURL, ingestKey: ingestKey, timeout: 5, deviceToken: { token })
+        let sender = EventSender(queue: queue, transport: transport)
+        let summary = try await sender.flush()
+        #expect(summary.delivered == 2 && summary.rejected == 1, "\(summary)")
+        #expect(queue.isEmpty)
+        let (status, history) = try await LocgateServer.request("GET", port, "/v1/users/user-2/devices/device-2/history", key: adminKey)
+        #expect(status == 200 && (history["entries"] as? [Any])?.isEmpty == true)
     }
 }

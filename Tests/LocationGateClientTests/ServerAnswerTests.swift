@@ -260,6 +260,9 @@ struct ServerAnswerTests {
         #expect(classify(429, "", headers: ["retry-after": "7"]) == .retry(after: .seconds(7)))
         #expect(classify(401, "<html>login</html>") == .stop(.unauthorized(status: 401, message: "status 401")))
         #expect(classify(403, #"{"error": {"code": "forbidden", "message": "scope"}}"#) == .stop(.unauthorized(status: 403, message: "scope")))
+        // A device-bound key's token that does not cover one event: that event alone is dropped.
+        #expect(classify(403, #"{"error": {"code": "forbidden", "message": "m", "index": 1}}"#) == .refuseEvent(index: 1, status: 403, code: "forbidden", message: "m"))
+        #expect(classify(403, #"{"error": {"code": "forbidden", "message": "m", "index": 5}}"#) == .stop(.unauthorized(status: 403, message: "m")))
         #expect(classify(405, "") == .retry(after: nil))
         #expect(classify(405, #"{"error": {"code": "methodNotAllowed", "message": "m"}}"#) == .stop(.unexpectedStatus(405, message: "m")))
     }

@@ -20,6 +20,16 @@ public struct APIIdentity: Sendable, Hashable {
     public var keyID: UUID
     public var appID: UUID
     public var scope: KeyScope
+    /// A device-bound ingest key's token secret (`DeviceToken`): its events need a device
+    /// token signed with it. Nil for every other key.
+    public var tokenSecret: String?
+
+    public init(keyID: UUID, appID: UUID, scope: KeyScope, tokenSecret: String? = nil) {
+        self.keyID = keyID
+        self.appID = appID
+        self.scope = scope
+        self.tokenSecret = tokenSecret
+    }
 }
 
 /// API keys, stored as SHA-256 of the key (they are 256 random bits, so no salt or slow hash
@@ -52,20 +62,36 @@ public final class APIKeys: Sendable {
         self.coherence = coherence
     }
 
-    /// Makes a key: `lg_` and 43 base64url characters. The text is returned once and never stored.
-    public func create(appID: UUID, scope: KeyScope) async throws -> (id: UUID, key: String) {
+    /// Makes a key: `lg_` and 43 base64url characters. The text is returned once and never
+    /// stored. A device-bound ingest key (`deviceBound`) also gets a token secret (`lgs_` and 43
+    /// base64url characters), returned once to the app's backend, which signs device tokens
+    /// with it; the server keeps it to verify them.
+    public func create(appID: UUID, scope: KeyScope, deviceBound: Bool = false) async throws(ServiceError)
+        -> (id: UUID, key: String, tokenSecret: String?)
+    {
+        guard !deviceBound || scope == .ingest else {
+            throw ServiceError(.validationFailed, "deviceBound: only an ingest key can be bound to devices")
+        }
         let id = UUID()
         let key = Self.newKeyText()
-        try await pool.transaction { connection in
-            try Self.insert(id: id, appID: appID, scope: scope, key: key, on: connection)
+        let secret = deviceBound ? "lgs_" + String(Self.newKeyText().dropFirst(3)) : nil
+        do {
+            try await pool.transaction { connection in
+                try Self.insert(id: id, appID: appID, scope: scope, key: key, tokenSecret: secret, on: connection)
+            }
+        } catch {
+            throw GateService.translate(database: error)
         }
-        return (id, key)
+        return (id, key, secret)
     }
 
-    static func insert(id: UUID, appID: UUID, scope: KeyScope, key: String, on connection: PostgresConnection) throws {
+    static func insert(
+        id: UUID, appID: UUID, scope: KeyScope, key: String, tokenSecret: String? = nil, on connection: PostgresConnection
+    ) throws {
         try connection.query(
             """
-            INSERT INTO api_keys (id, app_id, scope, key_hash) VALUES (\(id), \(appID), \(scope.rawValue), \(hash(key)))
+            INSERT INTO api_keys (id, app_id, scope, key_hash, token_secret)
+            VALUES (\(id), \(appID), \(scope.rawValue), \(hash(key)), \(tokenSecret))
             """)
     }
 
@@ -107,9 +133,10 @@ public final class APIKeys: Sendable {
         }
         let identity = try await pool.withConnection { connection -> APIIdentity? in
             let rows = try connection.query(
-                "SELECT id, app_id, scope FROM api_keys WHERE key_hash = \(digest) AND revoked_at IS NULL")
+                "SELECT id, app_id, scope, token_secret FROM api_keys WHERE key_hash = \(digest) AND revoked_at IS NULL")
             guard let row = rows.first, let scope = KeyScope(rawValue: try row.decode(2)) else { return nil }
-            return APIIdentity(keyID: try row.decode(0), appID: try row.decode(1), scope: scope)
+            return APIIdentity(
+                keyID: try row.decode(0), appID: try row.decode(1), scope: scope, tokenSecret: try row.decodeIfPresent(3, as: String.self))
         }
         if following {
             cache.withLock { cache in

@@ -1,0 +1,118 @@
+import Crypto
+import Foundation
+import LocationAuthorization
+
+/// A device token: what a device-bound ingest key needs beside it (`X-Device-Token`). The
+/// app's backend mints it for one signed-in user, and optionally one device, with the key's
+/// token secret, so that a copy of the app (which holds the ingest key, and so treats it as
+/// public) can append events for that user alone.
+///
+/// The format is a compact JWT (RFC 7519) signed with HS256 (RFC 7518 §3.2) — any backend
+/// has a library that makes one: the header `{"alg": "HS256", "typ": "JWT"}` (`typ` may be
+/// left out; any other `alg`, `none` included, is refused), the claims
+/// - `sub`: the user id (required; SPEC §1's identifier rules),
+/// - `did`: the device id (optional; without it the token covers every device of the user),
+/// - `exp`: expiry in seconds since 1970 (required; at most `maxLifetime` from now, so a
+///   token that leaks stops working within a day),
+/// and the HMAC-SHA256 of `header.claims` under the secret's UTF-8 bytes, all base64url
+/// without padding. Other claims are ignored.
+public struct DeviceToken: Sendable, Hashable {
+    public var userID: String
+    public var deviceID: String?
+    public var expires: Date
+
+    /// The longest lifetime a token may claim, counted from the time it is checked.
+    public static let maxLifetime: TimeInterval = 24 * 60 * 60
+    /// Tokens are at most this long (a header of a few dozen bytes and three short claims).
+    public static let maxLength = 2048
+
+    /// Why a token was refused (401 `unauthorized`, with this as the message).
+    public enum Refusal: Error, Sendable, Hashable, CustomStringConvertible {
+        case malformed
+        case algorithm
+        case signature
+        case claims(String)
+        case expired
+        case tooLongLived
+
+        public var description: String {
+            switch self {
+            case .malformed: "the device token is not a compact JWT (header.claims.signature, base64url)"
+            case .algorithm: "the device token must be signed with HS256"
+            case .signature: "the device token's signature does not match this key's token secret"
+            case .claims(let message): "the device token's claims: \(message)"
+            case .expired: "the device token has expired"
+            case .tooLongLived: "the device token expires more than 24 hours from now"
+            }
+        }
+    }
+
+    /// Checks `token` against `secret` at `now`.
+    public static func verify(_ token: String, secret: String, now: Date = Date()) throws(Refusal) -> DeviceToken {
+        guard token.utf8.count <= maxLength else { throw .malformed }
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let headerData = base64URLDecode(parts[0]), let claimsData = base64URLDecode(parts[1]),
+              let signature = base64URLDecode(parts[2])
+        else { throw .malformed }
+        guard let header = (try? JSONSerialization.jsonObject(with: headerData)) as? [String: Any] else { throw .malformed }
+        guard header["alg"] as? String == "HS256" else { throw .algorithm }
+        if let type = header["typ"], (type as? String)?.uppercased() != "JWT" { throw .malformed }
+        let signed = Data(token.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
+        let key = SymmetricKey(data: Data(secret.utf8))
+        guard HMAC<SHA256>.isValidAuthenticationCode(signature, authenticating: signed, using: key) else { throw .signature }
+        guard let claims = (try? JSONSerialization.jsonObject(with: claimsData)) as? [String: Any] else { throw .malformed }
+        guard let user = claims["sub"] as? String, EventSubmission.isValidIdentifier(user) else {
+            throw .claims("sub must be a user id (1 to 128 characters of A-Z a-z 0-9 . _ : @ -)")
+        }
+        var device: String?
+        if let value = claims["did"] {
+            guard let text = value as? String, EventSubmission.isValidIdentifier(text) else {
+                throw .claims("did must be a device id (1 to 128 characters of A-Z a-z 0-9 . _ : @ -)")
+            }
+            device = text
+        }
+        guard let seconds = (claims["exp"] as? NSNumber)?.doubleValue, seconds.isFinite else {
+            throw .claims("exp (seconds since 1970) is required")
+        }
+        guard seconds > now.timeIntervalSince1970 else { throw .expired }
+        guard seconds <= now.timeIntervalSince1970 + maxLifetime else { throw .tooLongLived }
+        return DeviceToken(userID: user, deviceID: device, expires: Date(timeIntervalSince1970: seconds))
+    }
+
+    /// Whether an event for `userID`/`deviceID` is one this token covers.
+    public func covers(userID: String, deviceID: String) -> Bool {
+        userID == self.userID && (self.deviceID == nil || self.deviceID == deviceID)
+    }
+
+    /// Makes a token (tests, tools, and a reference for backends).
+    public static func sign(userID: String, deviceID: String? = nil, expires: Date, secret: String) -> String {
+        var claims: [String: Any] = ["sub": userID, "exp": Int(expires.timeIntervalSince1970)]
+        if let deviceID { claims["did"] = deviceID }
+        let header = base64URLEncode(Data(#"{"alg":"HS256","typ":"JWT"}"#.utf8))
+        let body = base64URLEncode((try? JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys])) ?? Data())
+        let mac = HMAC<SHA256>.authenticationCode(for: Data("\(header).\(body)".utf8), using: SymmetricKey(data: Data(secret.utf8)))
+        return "\(header).\(body).\(base64URLEncode(Data(mac)))"
+    }
+
+    static func base64URLEncode(_ data: Data) -> String {
+        data.base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    static func base64URLDecode(_ text: Substring) -> Data? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
+                true
+            default:
+                false
+            }
+        }) else { return nil }
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        return Data(base64Encoded: base64)
+    }
+}
