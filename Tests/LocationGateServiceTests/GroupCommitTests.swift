@@ -156,4 +156,126 @@ struct GroupCommitTests {
         await blocker.close()
         await pool.close()
     }
+
+    /// Holds a stream's append lock in another transaction until `release` is raised, and
+    /// returns once a group of `service` waits for it: the requests made after that queue.
+    static func holdGroup(
+        _ service: GateService, _ pool: PostgresConnectionPool, appID: UUID, locked: TestLatch, release: TestLatch
+    ) async throws -> (holder: Task<Void, any Error>, stuck: Task<[EventResult], any Error>, blocker: PostgresConnectionPool) {
+        let held = StreamKey(appID: appID, userID: "u", deviceID: "held")
+        let blocker = try await TestDatabase.pool(size: 1)
+        let holder = Task {
+            try await blocker.transaction { connection in
+                try connection.query("SELECT pg_advisory_xact_lock(\(held.lockKey))")
+                locked.raise()
+                release.block()
+            }
+        }
+        #expect(try await waitUntil { locked.isRaised })
+        let stuck = Task {
+            try await service.ingest(appID: appID, submissions: [EventSubmission(
+                id: UUID(), userId: "u", deviceId: "held", occurredAt: Date(timeIntervalSince1970: 1_795_341_600),
+                event: .appStateChanged(.foreground, backgroundIndicator: false))])
+        }
+        let high = Int64(UInt32(truncatingIfNeeded: held.lockKey >> 32)), low = Int64(UInt32(truncatingIfNeeded: held.lockKey))
+        #expect(try await waitUntil {
+            try await pool.query(
+                """
+                SELECT count(*) FROM pg_locks
+                WHERE locktype = 'advisory' AND NOT granted AND classid::bigint = \(high) AND objid::bigint = \(low)
+                """).first?.decode(0, as: Int64.self) == 1
+        })
+        return (holder, stuck, blocker)
+    }
+
+    @Test("A group of 200 requests, every other one refused: each fails alone, and the refusals cost O(n log n) request-appends, not one replay of the group each")
+    func refusalsAreNotQuadratic() async throws {
+        let pool = try await TestDatabase.pool(size: 4)
+        let service = GateService(pool: pool, logger: TestDatabase.logger, groupCommits: 1)
+        let appID = try await TestDatabase.makeApp(pool)
+        let locked = TestLatch(), release = TestLatch()
+        defer { release.raise() }
+        let (holder, stuck, blocker) = try await Self.holdGroup(service, pool, appID: appID, locked: locked, release: release)
+        let before = service.committer.requestsAttempted
+        let requests = Task {
+            await withTaskGroup(of: (Int, Result<Int64, ServiceError>).self) { group in
+                for index in 0..<200 {
+                    group.addTask {
+                        do {
+                            let result = try await service.ingest(appID: appID, submissions: [EventSubmission(
+                                id: UUID(), userId: "u", deviceId: "d\(index)", occurredAt: Date(timeIntervalSince1970: 1_795_341_600),
+                                event: .appStateChanged(.foreground, backgroundIndicator: false),
+                                expectedVersion: index % 2 == 0 ? 0 : 7)])
+                            return (index, .success(result[0].version))
+                        } catch {
+                            return (index, .failure(error as? ServiceError ?? ServiceError(.internalError, "\(error)")))
+                        }
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+        }
+        // All 200 wait behind the stuck group, so that the next group holds them all.
+        #expect(try await waitUntil(timeout: .seconds(30)) { service.statistics.queuedEvents == 200 })
+        release.raise()
+        let outcomes = await requests.value
+        _ = try await stuck.value
+        try await holder.value
+        for (index, outcome) in outcomes {
+            switch outcome {
+            case .success(let version): #expect(index % 2 == 0 && version == 1)
+            case .failure(let error): #expect(index % 2 == 1 && error.code == .versionConflict, "\(index): \(error)")
+            }
+        }
+        // Replaying the rest of the group after each refusal costs 200 + 199 + ... + 100, about
+        // 15,000; halving after the second refusal, about 2 × 200 × log2(200) (3,100).
+        let cost = service.committer.requestsAttempted - before
+        #expect(cost < 5_000, "\(cost) request-appends for 200 requests")
+        await blocker.close()
+        await pool.close()
+    }
+
+    @Test("One app may hold a quarter of the queue: beyond it its requests are 503 overloaded, another app's still queue and commit")
+    func perAppShareOfTheQueue() async throws {
+        let pool = try await TestDatabase.pool(size: 4)
+        // A queue of 4,000 events: 1,000 for one app at most.
+        let service = GateService(pool: pool, logger: TestDatabase.logger, maxQueuedEvents: 4_000, groupCommits: 1)
+        let noisy = try await TestDatabase.makeApp(pool, name: "noisy")
+        let quiet = try await TestDatabase.makeApp(pool, name: "quiet")
+        let locked = TestLatch(), release = TestLatch()
+        defer { release.raise() }
+        let (holder, stuck, blocker) = try await Self.holdGroup(service, pool, appID: noisy, locked: locked, release: release)
+        func batch(_ device: String) -> [EventSubmission] {
+            (0..<100).map { minute in
+                EventSubmission(
+                    id: UUID(), userId: "u", deviceId: device, occurredAt: Date(timeIntervalSince1970: 1_795_341_600 + Double(minute)),
+                    event: .appStateChanged(minute % 2 == 0 ? .foreground : .background, backgroundIndicator: false))
+            }
+        }
+        // Ten batches of 100 fill the noisy app's share; they wait behind the stuck group.
+        let queued = (0..<10).map { index in Task { try await service.ingest(appID: noisy, submissions: batch("n\(index)")) } }
+        #expect(try await waitUntil(timeout: .seconds(30)) { service.statistics.queuedEvents == 1_000 })
+        let over = await Result(catching: { try await service.ingest(appID: noisy, submissions: batch("n-over")) })
+        #expect((over.failure as? ServiceError)?.code == .overloaded, "the noisy app's eleventh batch was not refused")
+        let quietBatch = Task { try await service.ingest(appID: quiet, submissions: batch("q")) }
+        #expect(try await waitUntil(timeout: .seconds(30)) { service.statistics.queuedEvents == 1_100 })
+        release.raise()
+        #expect(try await quietBatch.value.count == 100)
+        for task in queued { #expect(try await task.value.count == 100) }
+        _ = try await stuck.value
+        try await holder.value
+        await blocker.close()
+        await pool.close()
+    }
+}
+
+extension Result where Failure == any Error {
+    init(catching body: () async throws -> Success) async {
+        do { self = .success(try await body()) } catch { self = .failure(error) }
+    }
+
+    var failure: (any Error)? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
 }

@@ -33,7 +33,13 @@ struct CommittedAppend: Sendable {
 /// all another app's).
 ///
 /// The queue is bounded: beyond `maxQueuedEvents` a request is refused at once, and a request
-/// that waited longer than `queueTimeout` is answered `overloaded` without being appended.
+/// that waited longer than `queueTimeout` is answered `overloaded` without being appended. No
+/// app may hold more than `maxQueuedEventsPerApp` of it (a quarter by default), so one tenant's
+/// burst leaves room for the others.
+///
+/// Refusals cost at most O(n log n) request-appends in a group of n: after the second refused
+/// request, the rest of the group is split in halves, each appended as a group of its own
+/// (recursively), instead of the whole rest being appended again for every refusal.
 final class GroupCommitter: Sendable {
     struct Request {
         var appID: UUID
@@ -47,6 +53,7 @@ final class GroupCommitter: Sendable {
     private struct State {
         var queue: Deque<Request> = []
         var queuedEvents = 0
+        var queuedByApp: [UUID: Int] = [:]
         var drainers = 0
         /// A task is watching for requests that waited `spillAfter` (`watchForStuckGroups`).
         var watching = false
@@ -57,6 +64,7 @@ final class GroupCommitter: Sendable {
     private let spillAfter: Duration
     private let maxEvents: Int
     let maxQueuedEvents: Int
+    let maxQueuedEventsPerApp: Int
     let queueTimeout: Duration
     /// The clock of the watcher and the queue timeout (injected by tests).
     private let clock: any MonotonicClock
@@ -64,12 +72,17 @@ final class GroupCommitter: Sendable {
     private let isolations = Counter(label: "locgate_group_commit_isolations_total")
     private let groupsCommitted = Counter(label: "locgate_group_commits_total")
     private let eventsCommitted = Counter(label: "locgate_group_commit_events_total")
+    /// Requests appended in a transaction so far, every attempt counted (tests bound the cost
+    /// of refusals with it).
+    private let attempted = Atomic<Int>(0)
+    var requestsAttempted: Int { attempted.load(ordering: .relaxed) }
 
     init(
         pool: PostgresConnectionPool, maxInFlight: Int = 2, spillAfter: Duration = .milliseconds(20),
-        maxEvents: Int = 2000, maxQueuedEvents: Int = 20_000, queueTimeout: Duration = .seconds(5),
-        clock: any MonotonicClock = SystemClock()
+        maxEvents: Int = 2000, maxQueuedEvents: Int = 20_000, maxQueuedEventsPerApp: Int? = nil,
+        queueTimeout: Duration = .seconds(5), clock: any MonotonicClock = SystemClock()
     ) {
+        self.maxQueuedEventsPerApp = maxQueuedEventsPerApp ?? max(1_000, maxQueuedEvents / 4)
         self.pool = pool
         self.clock = clock
         self.maxInFlight = maxInFlight
@@ -85,13 +98,16 @@ final class GroupCommitter: Sendable {
     /// Appends one request's events; returns when they are durable.
     func append(appID: UUID, events: [NewEvent], decoded: [Int: LocationEvent]) async throws -> CommittedAppend {
         try await withCheckedThrowingContinuation { continuation in
-            enum Admission { case refuse, queued, watch, startDrainer }
+            enum Admission { case refuse, refuseApp, queued, watch, startDrainer }
             let enqueued = clock.now
             let admission = state.withLock { state -> Admission in
                 guard state.queuedEvents + events.count <= maxQueuedEvents else { return .refuse }
+                let appQueued = state.queuedByApp[appID, default: 0]
+                guard appQueued == 0 || appQueued + events.count <= maxQueuedEventsPerApp else { return .refuseApp }
                 state.queue.append(Request(
                     appID: appID, events: events, decoded: decoded, continuation: continuation, enqueued: enqueued))
                 state.queuedEvents += events.count
+                state.queuedByApp[appID] = appQueued + events.count
                 if state.drainers == 0 {
                     state.drainers = 1
                     return .startDrainer
@@ -104,6 +120,9 @@ final class GroupCommitter: Sendable {
             switch admission {
             case .refuse:
                 continuation.resume(throwing: ServiceError(.overloaded, "the server is busy: too many events are waiting to be appended"))
+            case .refuseApp:
+                continuation.resume(throwing: ServiceError(
+                    .overloaded, "the server is busy: this app has \(maxQueuedEventsPerApp) events waiting to be appended already"))
             case .queued:
                 break
             case .watch:
@@ -164,6 +183,8 @@ final class GroupCommitter: Sendable {
                 while let next = state.queue.first, taken.isEmpty || count + next.events.count <= maxEvents {
                     state.queue.removeFirst()
                     state.queuedEvents -= next.events.count
+                    let left = state.queuedByApp[next.appID, default: 0] - next.events.count
+                    state.queuedByApp[next.appID] = left > 0 ? left : nil
                     if next.enqueued < oldest {
                         expired.append(next)
                         continue
@@ -211,8 +232,10 @@ final class GroupCommitter: Sendable {
         var outcomes = [Result<CommittedAppend, any Error>?](repeating: nil, count: group.count)
         var pending = Array(group.indices)
         var races = 0
+        var refusals = 0
         while !pending.isEmpty {
             let requests = pending.map { (group[$0].appID, group[$0].events, group[$0].decoded) }
+            attempted.add(pending.count, ordering: .relaxed)
             do {
                 let committed = try await pool.withConnection { connection in
                     try connection.transaction { connection in try Self.appendAll(requests, on: connection) }
@@ -225,6 +248,16 @@ final class GroupCommitter: Sendable {
                 let index = pending[refused.request]
                 outcomes[index] = .failure(refused.error)
                 pending.remove(at: refused.request)
+                refusals += 1
+                if refusals >= 2 && pending.count > 1 {
+                    // Several refused requests: halves, in order (a stream's requests keep
+                    // their order), each a group with its own budget of refusals.
+                    let halves = [Array(pending[..<(pending.count / 2)]), Array(pending[(pending.count / 2)...])]
+                    for half in halves {
+                        for (index, outcome) in zip(half, await append(half.map { group[$0] })) { outcomes[index] = outcome }
+                    }
+                    pending = []
+                }
             } catch where Self.isUniqueRace(error) && races < 2 {
                 races += 1
             } catch where Self.isMissingPartition(error) && races < 2 {
