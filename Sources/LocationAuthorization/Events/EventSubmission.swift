@@ -97,10 +97,53 @@ public enum RFC3339 {
     /// The error text for a time outside `acceptedRange`.
     public static let rangeMessage = "must be from 1970-01-01T00:00:00Z up to but not including the year 10000"
 
+    /// The time `text` names, or nil when it is not an RFC 3339 date-time whose every field is
+    /// in range. Foundation's parser rolls fields over (February 30 becomes March 2, hour 25
+    /// the next day), so the fields are checked on the text first: month 1-12, day within the
+    /// month (leap years counted), hour 0-23, minute and second 0-59, an offset's hours 0-23
+    /// and minutes 0-59.
     public static func date(from text: String) -> Date? {
-        guard text.utf8.count <= 64 else { return nil }
+        guard text.utf8.count <= 64, hasFieldsInRange(Array(text.utf8)) else { return nil }
         if let date = try? Date(text, strategy: .iso8601) { return date }
         return try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    }
+
+    /// `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)` with every field in range.
+    static func hasFieldsInRange(_ bytes: [UInt8]) -> Bool {
+        func number(_ range: Range<Int>) -> Int? {
+            guard range.upperBound <= bytes.count else { return nil }
+            var value = 0
+            for index in range {
+                let byte = bytes[index]
+                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+            }
+            return value
+        }
+        func byte(_ index: Int, _ allowed: String) -> Bool {
+            index < bytes.count && allowed.utf8.contains(bytes[index])
+        }
+        guard let year = number(0..<4), byte(4, "-"), let month = number(5..<7), byte(7, "-"), let day = number(8..<10),
+              byte(10, "Tt"), let hour = number(11..<13), byte(13, ":"), let minute = number(14..<16), byte(16, ":"),
+              let second = number(17..<19)
+        else { return false }
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+        guard (1...12).contains(month), (1...days[month - 1]).contains(day), hour < 24, minute < 60, second < 60 else {
+            return false
+        }
+        var index = 19
+        if byte(index, ".") {
+            index += 1
+            let start = index
+            while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") { index += 1 }
+            guard index > start else { return false }
+        }
+        if byte(index, "Zz") { return index + 1 == bytes.count }
+        guard byte(index, "+-"), let offsetHours = number((index + 1)..<(index + 3)), byte(index + 3, ":"),
+              let offsetMinutes = number((index + 4)..<(index + 6)), index + 6 == bytes.count
+        else { return false }
+        return offsetHours < 24 && offsetMinutes < 60
     }
 
     /// Milliseconds are kept, as PostgreSQL's timestamptz keeps microseconds.
