@@ -27,14 +27,28 @@ Checks:
 """
 import argparse
 import http.client
+import base64
 import json
 import os
+import pwd
 import signal
 import subprocess
 import sys
 import threading
 import time
 import uuid
+
+# Credentials come from Deploy/cluster through the environment: PGPASSWORD (the superuser, for
+# psql), the service role's URLs for the servers, the owner's for verify, the admin token.
+WRITE_URL = os.environ["LOCGATE_CLUSTER_WRITE_URL"]
+READ_URL = os.environ["LOCGATE_CLUSTER_READ_URL"]
+OWNER_URL = os.environ["LOCGATE_CLUSTER_OWNER_URL"]
+OWNER_READ_URL = os.environ["LOCGATE_CLUSTER_OWNER_READ_URL"]
+ADMIN_TOKEN = os.environ["LOCGATE_CLUSTER_ADMIN_TOKEN"]
+# Patroni's REST API asks for basic authentication on the endpoints that change the cluster.
+REST_AUTHORIZATION = "Basic " + base64.b64encode(os.environ["LOCGATE_CLUSTER_REST_AUTH"].encode()).decode()
+# Servers run as this unprivileged user (when the checks run as root).
+SERVER_USER = "locgate"
 
 BALANCER = 21080
 SERVERS = [21081, 21082, 21083]
@@ -114,11 +128,16 @@ def start_patroni(args, index):
 def start_server(args, index):
     port = SERVERS[index]
     log = open(os.path.join(args.dir, f"server-{index + 1}.log"), "ab")
-    env = dict(os.environ, LOCGATE_DATABASE_URL="postgresql://locgate_app@127.0.0.1:21000/locgate?connect_timeout=2",
-               LOCGATE_READ_DATABASE_URL="postgresql://locgate_app@127.0.0.1:21001/locgate?connect_timeout=2",
-               LOCGATE_ADMIN_TOKEN=args.token)
-    process = subprocess.Popen([args.bin, "serve", "--port", str(port), "--log-level", "warning"], env=env,
-                               stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
+    # The servers' environment holds their own credentials and nothing of the checks' (no
+    # PGPASSWORD, no owner URL).
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("LOCGATE_CLUSTER_", "PG"))}
+    env.update(LOCGATE_DATABASE_URL=WRITE_URL, LOCGATE_READ_DATABASE_URL=READ_URL, LOCGATE_ADMIN_TOKEN=args.token)
+    command = [args.bin, "serve", "--port", str(port), "--log-level", "warning"]
+    if os.geteuid() == 0:
+        # setpriv executes the server itself: the pid recorded is the server's.
+        command = ["setpriv", f"--reuid={SERVER_USER}", f"--regid={SERVER_USER}", "--init-groups", "--"] + command
+    process = subprocess.Popen(command, env=env, stdout=log, stderr=log, stdin=subprocess.DEVNULL,
+                               start_new_session=True, cwd=args.dir)
     with open(os.path.join(args.dir, f"server-{index + 1}.pid"), "w") as file:
         file.write(str(process.pid))
 
@@ -313,14 +332,19 @@ def patroni_pause(paused):
     """Patroni's maintenance mode: while on, it leaves paused WAL replay alone (otherwise it
     resumes it within a loop)."""
     body = json.dumps({"pause": paused}).encode()
+    statuses = []
     for port in REST:
         try:
             connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-            connection.request("PATCH", "/config", body=body, headers={"Content-Type": "application/json"})
-            if connection.getresponse().status == 200:
+            connection.request("PATCH", "/config", body=body,
+                               headers={"Content-Type": "application/json", "Authorization": REST_AUTHORIZATION})
+            statuses.append(connection.getresponse().status)
+            if statuses[-1] == 200:
                 break
         except (OSError, http.client.HTTPException):
             continue
+    if 200 not in statuses:
+        raise RuntimeError(f"Patroni refused to change its configuration: {statuses}")
     time.sleep(2.5)  # every member's loop sees it
 
 
@@ -404,9 +428,43 @@ def standby_down_check(args, key):
             "ok": all(key.endswith(" 200") for key in answers) and fell_back >= 1}
 
 
+def credentials_check(args):
+    """Nothing of the cluster answers a local user without its credentials: Patroni's changing
+    endpoints, etcd, PostgreSQL (through HAProxy and on a node, replication included); the
+    servers run as the unprivileged user; the state folder and its secrets are private."""
+    rest = []
+    for port in REST:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        connection.request("PATCH", "/config", body=b'{"synchronous_mode": false}', headers={"Content-Type": "application/json"})
+        rest.append(connection.getresponse().status)
+    connection = http.client.HTTPConnection("127.0.0.1", 21379, timeout=5)
+    connection.request("POST", "/v3/kv/range", body=json.dumps({"key": base64.b64encode(b"/locgate/").decode()}).encode())
+    etcd_answer = json.loads(connection.getresponse().read() or b"{}")
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PG")}
+
+    def refused(conninfo):
+        run = subprocess.run(["psql", "-X", "-w", "-At", conninfo, "-c", "SELECT 1"], env=env, capture_output=True, text=True, timeout=30)
+        return run.returncode != 0
+    database = {
+        "superuserThroughHAProxy": refused("host=127.0.0.1 port=21000 user=postgres dbname=postgres"),
+        "serviceRoleThroughHAProxy": refused("host=127.0.0.1 port=21000 user=locgate_app dbname=locgate"),
+        "replicationOnANode": refused(f"host=127.0.0.1 port={PG[0]} user=replicator dbname=postgres replication=true"),
+    }
+    users = []
+    for n in range(3):
+        with open(f"/proc/{pidfile(args, f'server-{n + 1}.pid')}/status") as file:
+            uid = next(int(line.split()[1]) for line in file if line.startswith("Uid:"))
+        users.append(pwd.getpwuid(uid).pw_name)
+    modes = {"stateFolder": oct(os.stat(args.dir).st_mode & 0o777),
+             "secrets": oct(os.stat(os.path.join(args.dir, "secrets")).st_mode & 0o777)}
+    ok = (all(status == 401 for status in rest) and "error" in etcd_answer and all(database.values())
+          and all(user == SERVER_USER for user in users) and modes == {"stateFolder": "0o711", "secrets": "0o700"})
+    return {"patroniWithoutAuth": rest, "etcdWithoutAuth": etcd_answer.get("error", "answered"),
+            "databaseRefusedWithoutPassword": database, "serverUsers": users, "modes": modes, "ok": ok}
+
+
 def verify_check(args):
-    env = dict(os.environ, LOCGATE_DATABASE_URL="postgresql://locgate@127.0.0.1:21000/locgate",
-               LOCGATE_READ_DATABASE_URL="postgresql://locgate@127.0.0.1:21001/locgate")
+    env = dict(os.environ, LOCGATE_DATABASE_URL=OWNER_URL, LOCGATE_READ_DATABASE_URL=OWNER_READ_URL)
     started = time.monotonic()
     run = subprocess.run([args.bin, "verify", "--log-level", "warning"], env=env, capture_output=True, text=True, timeout=600)
     return {"exit": run.returncode, "output": run.stdout.strip().splitlines()[-1:] if run.stdout else run.stderr.strip()[-300:],
@@ -418,8 +476,8 @@ def main():
     parser.add_argument("--dir", required=True)
     parser.add_argument("--bin", required=True)
     parser.add_argument("--bindir", required=True)
-    parser.add_argument("--token", required=True)
     parser.add_argument("--short", action="store_true")
+    parser.set_defaults(token=ADMIN_TOKEN)
     args = parser.parse_args()
 
     for _ in range(50):
@@ -433,7 +491,8 @@ def main():
     assert status in (200, 201), status
 
     results = {}
-    checks = [("freshness", lambda: freshness_check(args, key)),
+    checks = [("credentials", lambda: credentials_check(args)),
+              ("freshness", lambda: freshness_check(args, key)),
               ("replica", lambda: replica_check(args, key)),
               ("crash", lambda: crash_check(args, key)),
               ("failover", lambda: failover_check(args, key)),
@@ -457,6 +516,8 @@ def main():
         failures.append("standby: paused standbys were read for history, or analytics missed the append")
     if not results["standbyDown"]["ok"]:
         failures.append("standbyDown: a read failed with the standbys out of the balancer")
+    if not results["credentials"]["ok"]:
+        failures.append("credentials: something answered without its credentials, or a server runs as another user")
     if results["verify"]["exit"] != 0:
         failures.append("verify is not clean")
     out = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), ".cluster")
