@@ -49,3 +49,18 @@ def test_nothing_points_outside_the_repository():
     for path in ["README.md"] + glob.glob(os.path.join(ROOT, "docs", "*.md")):
         text = read(os.path.relpath(path, ROOT) if os.path.isabs(path) else path)
         assert "../shared" not in text and "reference/apple" not in text, path
+
+
+def test_configuration_variables_are_documented_where_they_are_read():
+    """Every LOCGATE_ variable the server and the tools read is in docs/operations.md's table of
+    variables, and every variable of that table is read somewhere: the one home of the
+    configuration agrees with the code."""
+    read_by_code = set()
+    for folder in ("Sources/locgate", "Sources/LocgateCommandSupport", "Schema", "Sources/LocationGateService"):
+        for path in glob.glob(os.path.join(ROOT, folder, "**", "*.swift"), recursive=True):
+            with open(path) as handle:
+                read_by_code |= set(re.findall(r'"(LOCGATE_[A-Z_]+)"', handle.read()))
+    table = set(re.findall(r"^\| `(LOCGATE_[A-Z_]+)` \|", read("docs/operations.md"), re.MULTILINE))
+    assert read_by_code, "no variable found in the sources"
+    assert read_by_code - table == set(), f"read but not in docs/operations.md's table: {sorted(read_by_code - table)}"
+    assert table - read_by_code == set(), f"documented but read nowhere: {sorted(table - read_by_code)}"
