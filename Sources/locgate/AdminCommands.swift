@@ -31,16 +31,22 @@ struct KeysCommand: AsyncParsableCommand {
         @OptionGroup var database: DatabaseOptions
         @Option(help: "The app id") var app: String
         @Option(help: "ingest, read or admin") var scope: String
+        @Flag(help: "An ingest key bound to devices: its events need a device token signed with the token secret printed once") var deviceBound = false
 
         func validate() throws {
             guard UUID(uuidString: app) != nil else { throw ValidationError("--app must be an app id (a UUID)") }
             guard KeyScope(rawValue: scope) != nil else { throw ValidationError("--scope must be ingest, read or admin") }
+            guard !deviceBound || scope == "ingest" else { throw ValidationError("--device-bound needs --scope ingest") }
         }
 
         func run() async throws {
             guard let appID = UUID(uuidString: app), let keyScope = KeyScope(rawValue: scope) else { return }
-            let created = try await withService(database) { try await $0.keys.create(appID: appID, scope: keyScope) }
-            try printJSON(["id": created.id.uuidString.lowercased(), "scope": scope, "key": created.key])
+            let created = try await withService(database) { [deviceBound] in
+                try await $0.keys.create(appID: appID, scope: keyScope, deviceBound: deviceBound)
+            }
+            var printed = ["id": created.id.uuidString.lowercased(), "scope": scope, "key": created.key]
+            if let secret = created.tokenSecret { printed["tokenSecret"] = secret }
+            try printJSON(printed)
         }
     }
 }
