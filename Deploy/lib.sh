@@ -5,6 +5,9 @@ LOCGATE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 log() { printf '[locgate] %s\n' "$*" >&2; }
 
+# 48 random hex digits (192 bits): tokens and passwords the scripts make.
+random_hex() { head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
+
 # Swift lives in /opt/swift on the project's machines; use it when it is not on PATH yet.
 ensure_swift() {
     if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then

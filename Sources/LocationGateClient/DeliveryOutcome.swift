@@ -44,12 +44,14 @@ enum DeliveryOutcome: Sendable, Hashable {
             return .retry(after: nil)
         case 408, 429, 500..<600:
             return .retry(after: retryAfter(headers))
-        case 403 where serverError(body).map { $0.code == "forbidden" && $0.index.map((0..<sent.count).contains) == true } == true:
+        case 403:
             // A device-bound key's token does not cover the event at `index` (another user's,
             // recorded before a sign-in changed): it can never be sent with this token.
-            guard let refusal = serverError(body), let index = refusal.index else { return .retry(after: nil) }
-            return .refuseEvent(index: index, status: status, code: refusal.code, message: refusal.message)
-        case 401, 403:
+            if let refusal = serverError(body), refusal.code == "forbidden", let index = refusal.index, (0..<sent.count).contains(index) {
+                return .refuseEvent(index: index, status: status, code: refusal.code, message: refusal.message)
+            }
+            fallthrough
+        case 401:
             return .stop(.unauthorized(status: status, message: message(body) ?? "status \(status)"))
         case 400, 409, 413, 422:
             guard let refusal = serverError(body), refusalCodes.contains(refusal.code) else {

@@ -9,13 +9,16 @@ public struct AppRequestContext: RequestContext, RemoteAddressRequestContext {
     public var identity: APIIdentity?
     /// The request carries the admin token of the configuration.
     public var isAdminToken = false
+    /// The connection, asked for its peer only when an authentication fails.
+    private let channel: any Channel
+
     /// The peer of the connection (nil in router tests): failed authentications are counted
     /// per address.
-    public let remoteAddress: SocketAddress?
+    public var remoteAddress: SocketAddress? { channel.remoteAddress }
 
     public init(source: Source) {
         coreContext = .init(source: source)
-        remoteAddress = source.channel.remoteAddress
+        channel = source.channel
     }
 
     /// SPEC §5: batches are at most 1 MiB.

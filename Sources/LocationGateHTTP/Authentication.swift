@@ -47,22 +47,33 @@ struct AuthenticationMiddleware: RouterMiddleware {
         if let token = Self.token(in: request) {
             if let adminToken, !adminToken.isEmpty, Self.constantTimeEqual(token, adminToken) {
                 context.isAdminToken = true
-            } else if let known = keys.cachedIdentity(forKey: token) {
-                context.identity = known
             } else {
-                if let wait = failures.peek(Self.failureBucket(context)) {
-                    throw APIError(
-                        ServiceError(.rateLimited, "too many failed authentications; retry after \(wait) s"), retryAfter: wait)
-                }
-                do {
-                    context.identity = try await keys.identity(forKey: token)
-                } catch {
-                    throw APIError(ServiceError.from(error))
-                }
-                if context.identity == nil { _ = failures.acquire(Self.failureBucket(context)) }
+                context.identity = try await Self.identity(forKey: token, keys: keys, failures: failures, context: context)
             }
         }
         return try await next(request, context)
+    }
+
+    /// The identity behind an app key, with failed lookups throttled per peer: a key this
+    /// process has verified passes without a lookup; past the peer's budget any other token is
+    /// 429 without one; a token that is no live key spends the budget. Nil: no such key. The
+    /// API's groups and the dashboard's sign-in share it.
+    static func identity(
+        forKey token: String, keys: APIKeys, failures: RateLimiter, context: AppRequestContext
+    ) async throws(APIError) -> APIIdentity? {
+        if let known = keys.cachedIdentity(forKey: token) { return known }
+        let bucket = failureBucket(context)
+        if let wait = failures.peek(bucket) {
+            throw APIError(ServiceError(.rateLimited, "too many failed authentications; retry after \(wait) s"), retryAfter: wait)
+        }
+        let identity: APIIdentity?
+        do {
+            identity = try await keys.identity(forKey: token)
+        } catch {
+            throw APIError(ServiceError.from(error))
+        }
+        if identity == nil { _ = failures.acquire(bucket) }
+        return identity
     }
 
     /// The key of `Authorization: Bearer <key>` (the scheme in any case) or of the key header.

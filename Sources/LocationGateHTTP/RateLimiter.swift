@@ -49,6 +49,13 @@ final class RateLimiter: Sendable {
         }
     }
 
+    /// Takes a token of the app's bucket, or throws 429 `rateLimited` with Retry-After.
+    func charge(_ appID: UUID) throws(APIError) {
+        if let wait = acquire(appID) {
+            throw APIError(ServiceError(.rateLimited, "too many requests for this app; retry after \(wait) s"), retryAfter: wait)
+        }
+    }
+
     /// Nil when a token is left, else the seconds to wait; takes none.
     func peek(_ appID: UUID, now: ContinuousClock.Instant = .now) -> Int? {
         state.withLock { state in
@@ -79,9 +86,7 @@ struct RateLimitMiddleware: RouterMiddleware {
     let limiter: RateLimiter
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        if let identity = context.identity, let wait = limiter.acquire(identity.appID) {
-            throw APIError(ServiceError(.rateLimited, "too many requests for this app; retry after \(wait) s"), retryAfter: wait)
-        }
+        if let identity = context.identity { try limiter.charge(identity.appID) }
         return try await next(request, context)
     }
 }

@@ -111,36 +111,11 @@ struct GroupCommitTests {
                 event: .appStateChanged(.foreground, backgroundIndicator: false))
         }
         // Another transaction holds the stream's append lock, as a long append would, until the
-        // test lets it go.
-        let held = StreamKey(appID: appID, userID: "u", deviceID: "held")
-        let blocker = try await TestDatabase.pool(size: 1)
-        let locked = TestLatch()
-        let release = TestLatch()
+        // test lets it go; a group waits for it before the other appends start, so that none of
+        // them shares its group.
+        let locked = TestLatch(), release = TestLatch()
         defer { release.raise() }
-        let holder = Task {
-            try await blocker.transaction { connection in
-                try connection.query("SELECT pg_advisory_xact_lock(\(held.lockKey))")
-                locked.raise()
-                release.block()
-            }
-        }
-        #expect(try await waitUntil { locked.isRaised })
-        // The stuck append notes whether the lock had been let go when it was acknowledged.
-        let stuck = Task {
-            let result = try await service.ingest(appID: appID, submissions: [submission("held")])
-            return (result, release.isRaised)
-        }
-        // Its group is waiting for the lock (an advisory lock's key is classid:objid): only then
-        // do the other appends start, so that none of them shares its group.
-        let high = Int64(UInt32(truncatingIfNeeded: held.lockKey >> 32))
-        let low = Int64(UInt32(truncatingIfNeeded: held.lockKey))
-        #expect(try await waitUntil {
-            try await pool.query(
-                """
-                SELECT count(*) FROM pg_locks
-                WHERE locktype = 'advisory' AND NOT granted AND classid::bigint = \(high) AND objid::bigint = \(low)
-                """).first?.decode(0, as: Int64.self) == 1
-        })
+        let (holder, stuck, blocker) = try await Self.holdGroup(service, pool, appID: appID, locked: locked, release: release)
         // The first group waits for the lock; these are queued behind it, and a second group
         // takes them once they have waited. They are all appended while the lock is still held,
         // so none of them waited for the stuck group.
@@ -158,10 +133,13 @@ struct GroupCommitTests {
     }
 
     /// Holds a stream's append lock in another transaction until `release` is raised, and
-    /// returns once a group of `service` waits for it: the requests made after that queue.
+    /// returns once a group of `service` waits for it: the requests made after that queue. The
+    /// stuck append notes whether the lock had been let go when it was acknowledged.
     static func holdGroup(
         _ service: GateService, _ pool: PostgresConnectionPool, appID: UUID, locked: TestLatch, release: TestLatch
-    ) async throws -> (holder: Task<Void, any Error>, stuck: Task<[EventResult], any Error>, blocker: PostgresConnectionPool) {
+    ) async throws -> (
+        holder: Task<Void, any Error>, stuck: Task<([EventResult], releasedFirst: Bool), any Error>, blocker: PostgresConnectionPool
+    ) {
         let held = StreamKey(appID: appID, userID: "u", deviceID: "held")
         let blocker = try await TestDatabase.pool(size: 1)
         let holder = Task {
@@ -173,10 +151,12 @@ struct GroupCommitTests {
         }
         #expect(try await waitUntil { locked.isRaised })
         let stuck = Task {
-            try await service.ingest(appID: appID, submissions: [EventSubmission(
+            let results = try await service.ingest(appID: appID, submissions: [EventSubmission(
                 id: UUID(), userId: "u", deviceId: "held", occurredAt: Date(timeIntervalSince1970: 1_795_341_600),
                 event: .appStateChanged(.foreground, backgroundIndicator: false))])
+            return (results, releasedFirst: release.isRaised)
         }
+        // Its group is waiting for the lock (an advisory lock's key is classid:objid).
         let high = Int64(UInt32(truncatingIfNeeded: held.lockKey >> 32)), low = Int64(UInt32(truncatingIfNeeded: held.lockKey))
         #expect(try await waitUntil {
             try await pool.query(

@@ -73,15 +73,9 @@ struct DashboardRoutes {
         var request = request
         let body = String(decoding: try await request.bodyData(limit: 16 * 1024), as: UTF8.self)
         let key = Self.formValue("key", in: body) ?? ""
-        let bucket = AuthenticationMiddleware.failureBucket(context)
-        let known = service.keys.cachedIdentity(forKey: key)
-        if known == nil, let wait = failures.peek(bucket) {
-            throw APIError(ServiceError(.rateLimited, "too many failed authentications; retry after \(wait) s"), retryAfter: wait)
-        }
-        var found = known
-        if found == nil { found = try await service.keys.identity(forKey: key) }
-        guard let identity = found else {
-            _ = failures.acquire(bucket)
+        guard let identity = try await AuthenticationMiddleware.identity(
+            forKey: key, keys: service.keys, failures: failures, context: context)
+        else {
             return Self.signInRefused("That key is not a valid app key.")
         }
         try charge(identity)
@@ -139,9 +133,7 @@ struct DashboardRoutes {
 
     /// Charges a dashboard request to its app's rate limit, as the API's requests are.
     func charge(_ identity: APIIdentity) throws {
-        if let limiter, let wait = limiter.acquire(identity.appID) {
-            throw APIError(ServiceError(.rateLimited, "too many requests for this app; retry after \(wait) s"), retryAfter: wait)
-        }
+        try limiter?.charge(identity.appID)
     }
 
     /// Runs a page for the session's app (`DashboardSessionMiddleware` set it).

@@ -74,7 +74,7 @@ public final class APIKeys: Sendable {
         }
         let id = UUID()
         let key = Self.newKeyText()
-        let secret = deviceBound ? "lgs_" + String(Self.newKeyText().dropFirst(3)) : nil
+        let secret = deviceBound ? "lgs_" + Base64URL.random() : nil
         do {
             try await pool.transaction { connection in
                 try Self.insert(id: id, appID: appID, scope: scope, key: key, tokenSecret: secret, on: connection)
@@ -157,15 +157,7 @@ public final class APIKeys: Sendable {
     static func isKeyShaped(_ key: String) -> Bool {
         let bytes = key.utf8
         guard bytes.count == 46, bytes.starts(with: "lg_".utf8) else { return false }
-        return bytes.dropFirst(3).allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
-                true
-            default:
-                false
-            }
-        }
+        return Base64URL.isAlphabet(bytes.dropFirst(3))
     }
 
     /// Cached keys known and unknown (a gauge for `/metrics`).
@@ -202,13 +194,7 @@ public final class APIKeys: Sendable {
     }
 
     static func newKeyText() -> String {
-        var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        let base64 = Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-        return "lg_" + base64
+        "lg_" + Base64URL.random()
     }
 }
 

@@ -90,28 +90,11 @@ public struct DashboardSessions: Sendable {
 
     /// 43 base64url characters, as `newSessionID` makes them.
     static func isSessionShaped(_ id: String) -> Bool {
-        let bytes = id.utf8
-        guard bytes.count == 43 else { return false }
-        return bytes.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
-                true
-            default:
-                false
-            }
-        }
+        id.utf8.count == 43 && Base64URL.isAlphabet(id.utf8)
     }
 
-    /// 32 bytes of `SystemRandomNumberGenerator`, base64url without padding.
-    static func newSessionID() -> String {
-        var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        return Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
+    /// 256 random bits, base64url.
+    static func newSessionID() -> String { Base64URL.random() }
 
     private static func seconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds)

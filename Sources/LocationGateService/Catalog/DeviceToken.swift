@@ -51,8 +51,8 @@ public struct DeviceToken: Sendable, Hashable {
     public static func verify(_ token: String, secret: String, now: Date = Date()) throws(Refusal) -> DeviceToken {
         guard token.utf8.count <= maxLength else { throw .malformed }
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let headerData = base64URLDecode(parts[0]), let claimsData = base64URLDecode(parts[1]),
-              let signature = base64URLDecode(parts[2])
+        guard parts.count == 3, let headerData = Base64URL.decode(parts[0]), let claimsData = Base64URL.decode(parts[1]),
+              let signature = Base64URL.decode(parts[2])
         else { throw .malformed }
         guard let header = (try? JSONSerialization.jsonObject(with: headerData)) as? [String: Any] else { throw .malformed }
         guard header["alg"] as? String == "HS256" else { throw .algorithm }
@@ -88,31 +88,9 @@ public struct DeviceToken: Sendable, Hashable {
     public static func sign(userID: String, deviceID: String? = nil, expires: Date, secret: String) -> String {
         var claims: [String: Any] = ["sub": userID, "exp": Int(expires.timeIntervalSince1970)]
         if let deviceID { claims["did"] = deviceID }
-        let header = base64URLEncode(Data(#"{"alg":"HS256","typ":"JWT"}"#.utf8))
-        let body = base64URLEncode((try? JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys])) ?? Data())
+        let header = Base64URL.encode(Data(#"{"alg":"HS256","typ":"JWT"}"#.utf8))
+        let body = Base64URL.encode((try? JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys])) ?? Data())
         let mac = HMAC<SHA256>.authenticationCode(for: Data("\(header).\(body)".utf8), using: SymmetricKey(data: Data(secret.utf8)))
-        return "\(header).\(body).\(base64URLEncode(Data(mac)))"
-    }
-
-    static func base64URLEncode(_ data: Data) -> String {
-        data.base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
-
-    static func base64URLDecode(_ text: Substring) -> Data? {
-        guard !text.isEmpty, text.utf8.allSatisfy({ byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
-                true
-            default:
-                false
-            }
-        }) else { return nil }
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        return Data(base64Encoded: base64)
+        return "\(header).\(body).\(Base64URL.encode(Data(mac)))"
     }
 }
