@@ -60,6 +60,13 @@ public struct JSONWriter: Sendable {
         afterKey = true
     }
 
+    /// A key that is data (a session key), escaped as a string; the next value is its value.
+    public mutating func key(_ name: String) {
+        string(name)
+        bytes.append(UInt8(ascii: ":"))
+        afterKey = true
+    }
+
     public mutating func string(_ value: String) {
         separator()
         bytes.append(UInt8(ascii: "\""))

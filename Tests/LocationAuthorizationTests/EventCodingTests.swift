@@ -25,13 +25,19 @@ struct EventCodingTests {
         let events: [LocationEvent] = [
             .contextReported(DeviceContext(platform: .iPadOS, osVersion: OSVersion(17, 4), appVersion: "3.1",
                                            usageDescriptions: [UsageDescriptionKey.whenInUse], temporaryUsagePurposeKeys: ["Nav"],
-                                           defaultAccuracyReduced: true)),
+                                           defaultAccuracyReduced: true, requireExplicitServiceSession: true,
+                                           backgroundLocationMode: false)),
             .authorizationRequested(.temporaryFullAccuracy("Nav")),
             .promptResponded(.allowOnce), .alwaysEventOccurred(.locationPush),
             .appStateChanged(.background, backgroundIndicator: true),
             .settingsChanged(authorization: .askNextTime, preciseLocation: false),
             .locationServicesChanged(enabled: false), .restrictionChanged(restricted: true),
             .statusObserved(.authorizedWhenInUse, accuracy: .reduced),
+            .serviceSessionChanged(.started("nav.main", .always, fullAccuracyPurposeKey: "Nav")),
+            .serviceSessionChanged(.started("trip", .none)), .serviceSessionChanged(.invalidated("nav.main")),
+            .backgroundActivityChanged(active: true),
+            .diagnosticObserved(Diagnostic(source: .serviceSession, session: "nav.main", flags: [.alwaysAuthorizationDenied, .accuracyLimited])),
+            .diagnosticObserved(Diagnostic(source: .monitor, flags: [])),
         ]
         for event in events {
             let data = try JSONEncoder().encode(event)
@@ -51,7 +57,8 @@ struct EventCodingTests {
         #expect(delivered?["delivered"] as? Bool == true)
         for effect in [Effect.promptShown(.alwaysSecond), .statusChanged(from: .denied, to: .authorizedAlways),
                        .accuracyChanged(from: .full, to: .reduced), .noEffect(.confirmed), .eventDelivered(false),
-                       .reconciled(from: .notDetermined, to: .restricted), effect] {
+                       .reconciled(from: .notDetermined, to: .restricted), .sessionChanged(session: "nav", active: false),
+                       .noEffect(.deliveryOnly), .failed(.missingBackgroundMode, keys: ["UIBackgroundModes"]), effect] {
             #expect(try JSONDecoder().decode(Effect.self, from: JSONEncoder().encode(effect)) == effect)
         }
     }
@@ -68,6 +75,23 @@ struct EventCodingTests {
         (#"{"type":"locationServicesChanged","data":{"enabled":"yes"}}"#, .wrongType, "data.enabled"),
         (#"{"data":{}}"#, .missingField, "type"),
         (#"not json"#, .malformedJSON, "body"),
+        // SPEC §11: a flag the source cannot have, an unknown flag, a session key outside §1's
+        // rules, a serviceSession diagnostic without its session, a start without a requirement.
+        (#"{"type":"diagnosticObserved","data":{"source":"liveUpdates","flags":["alwaysAuthorizationDenied"]}}"#, .invalidValue, "data.flags"),
+        (#"{"type":"diagnosticObserved","data":{"source":"monitor","flags":["teleported"]}}"#, .invalidValue, "data.flags"),
+        (#"{"type":"diagnosticObserved","data":{"source":"monitor","flags":["stationary"]}}"#, .invalidValue, "data.flags"),
+        (#"{"type":"diagnosticObserved","data":{"source":"liveUpdates","flags":["stationary","stationary"]}}"#, .invalidValue, "data.flags"),
+        (#"{"type":"diagnosticObserved","data":{"source":"serviceSession","flags":[]}}"#, .invalidValue, "data.session"),
+        (#"{"type":"diagnosticObserved","data":{"source":"monitor","session":"nav","flags":[]}}"#, .invalidValue, "data.session"),
+        (#"{"type":"diagnosticObserved","data":{"source":"monitor"}}"#, .missingField, "data.flags"),
+        (#"{"type":"diagnosticObserved","data":{"source":"radio","flags":[]}}"#, .invalidValue, "data.source"),
+        (#"{"type":"serviceSessionChanged","data":{"session":"nav main","action":"started","requirement":"always"}}"#, .invalidValue, "data.session"),
+        (#"{"type":"serviceSessionChanged","data":{"session":"","action":"started","requirement":"always"}}"#, .invalidValue, "data.session"),
+        (#"{"type":"serviceSessionChanged","data":{"session":"nav","action":"started"}}"#, .invalidValue, "data.requirement"),
+        (#"{"type":"serviceSessionChanged","data":{"session":"nav","action":"started","requirement":"sometimes"}}"#, .invalidValue, "data.requirement"),
+        (#"{"type":"serviceSessionChanged","data":{"session":"nav","action":"invalidated","requirement":"always"}}"#, .invalidValue, "data.requirement"),
+        (#"{"type":"serviceSessionChanged","data":{"session":"nav","action":"paused"}}"#, .invalidValue, "data.action"),
+        (#"{"type":"backgroundActivityChanged","data":{"active":"yes"}}"#, .wrongType, "data.active"),
     ])
     func badInput(json: String, kind: EventValidationError.Kind, field: String) {
         do {

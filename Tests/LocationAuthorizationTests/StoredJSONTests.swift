@@ -29,11 +29,12 @@ struct StoredJSONTests {
                       usageDescriptions: [UsageDescriptionKey.whenInUse, UsageDescriptionKey.always],
                       temporaryUsagePurposeKeys: ["Nav", "Tab\tbed"], defaultAccuracyReduced: true),
         DeviceContext(platform: .macOS, osVersion: OSVersion(13, 3, 1), usageDescriptions: [], temporaryUsagePurposeKeys: []),
+        DeviceContext(platform: .iOS, osVersion: OSVersion(18, 1), requireExplicitServiceSession: true, backgroundLocationMode: false),
     ]
 
     @Test("Every kind of event: the data written is Codable's, and reads back to the event")
     func events() throws {
-        var events = (0..<1000).map(Scenario.event)
+        var events = (0..<1000).map(Scenario.event) + (0..<1000).map(SessionScenario.event)
         events += Self.contexts.map(LocationEvent.contextReported)
         events.append(.authorizationRequested(.temporaryFullAccuracy("Purpose \"x\"")))
         for event in events {
@@ -49,8 +50,9 @@ struct StoredJSONTests {
     func states() async {
         await propertyCheck(count: 300, input: scenarioInput) { numbers in
             let scenario = Scenario(numbers)
+            let sessions = SessionScenario(numbers)
             var state = scenario.start
-            for event in scenario.events {
+            for event in scenario.events + sessions.events {
                 guard let transition = try? state.reduce(event) else { continue }
                 state = transition.state
                 let written = state.storedJSON

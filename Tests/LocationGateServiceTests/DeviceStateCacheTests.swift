@@ -13,7 +13,7 @@ struct DeviceStateCacheTests {
         for authorization in Authorization.allCases {
             for prompt in [nil] + Prompt.allCases.map(Optional.some) {
                 for accuracy in Accuracy.allCases {
-                    for flags in 0..<256 {
+                    for flags in 0..<512 {
                         var state = DeviceState()
                         state.authorization = authorization
                         state.pendingPrompt = prompt
@@ -26,6 +26,7 @@ struct DeviceStateCacheTests {
                         state.restricted = flags & 32 != 0
                         state.inUse = flags & 64 != 0
                         state.inferredAllowWhileUsing = flags & 128 != 0
+                        state.inForeground = flags & 256 != 0
                         states.append(state)
                     }
                 }
@@ -37,22 +38,23 @@ struct DeviceStateCacheTests {
     @Test("Every combination of flags and enums packs and unpacks to itself")
     func packing() {
         let states = Self.allStates
-        #expect(states.count == 4 * 7 * 2 * 256)
+        #expect(states.count == 4 * 7 * 2 * 512)
         var seen: Set<UInt32> = []
         for state in states {
-            let packed = PackedDeviceState(state, context: 3)
-            #expect(packed.state(context: state.context) == state)
+            let packed = PackedDeviceState(state, shared: 3)
+            #expect(packed.state(shared: SharedDeviceParts(of: state)) == state)
             seen.insert(packed.bits)
         }
         #expect(seen.count == states.count)
     }
 
-    /// The fields `PackedDeviceState` carries (its bits, and the context by index). A field added
+    /// The fields `PackedDeviceState` carries (its bits, and the context and sessions by index). A field added
     /// to `DeviceState` and not to the packing would silently vanish from every cached device:
     /// this list and the round trip above have to learn it first.
     static let packedFields: Set<String> = [
         "authorization", "provisional", "temporary", "alwaysPromptUsed", "pendingPrompt", "accuracy",
         "temporaryFullAccuracy", "locationServicesEnabled", "restricted", "inUse", "inferredAllowWhileUsing", "context",
+        "inForeground", "sessionState",
     ]
 
     @Test("Every stored field of DeviceState is one the packed form carries")
@@ -73,11 +75,17 @@ struct DeviceStateCacheTests {
         state = DeviceState(); state.inUse = false; changed["inUse"] = state
         state = DeviceState(); state.inferredAllowWhileUsing = true; changed["inferredAllowWhileUsing"] = state
         state = DeviceState(); state.context = DeviceContext(platform: .macOS, defaultAccuracyReduced: true); changed["context"] = state
+        state = DeviceState(); state.inForeground = false; changed["inForeground"] = state
+        state = DeviceState()
+        state.sessionState.sessions["nav"] = ServiceSession(requirement: .always, fullAccuracyPurposeKey: "Nav", active: true)
+        state.sessionState.backgroundActivity = true
+        state.sessionState.monitorLimited = true
+        changed["sessionState"] = state
         #expect(Set(changed.keys) == Self.packedFields)
         for (field, state) in changed {
             #expect(state != DeviceState(), "\(field) did not change")
-            let packed = PackedDeviceState(state, context: 1)
-            #expect(packed.state(context: state.context) == state, "\(field) is lost by the packing")
+            let packed = PackedDeviceState(state, shared: 1)
+            #expect(packed.state(shared: SharedDeviceParts(of: state)) == state, "\(field) is lost by the packing")
         }
     }
 

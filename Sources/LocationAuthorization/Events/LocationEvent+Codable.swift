@@ -9,6 +9,7 @@ extension LocationEvent: Codable {
     private enum DataKeys: String, CodingKey {
         case request, purposeKey, choice, service, state, backgroundIndicator
         case authorization, preciseLocation, enabled, restricted, status, accuracy
+        case session, action, requirement, fullAccuracyPurposeKey, active, source, flags
     }
 
     /// Keys inside `data` are bounded so that one event cannot bloat the log (bytes).
@@ -82,7 +83,68 @@ extension LocationEvent: Codable {
             }
             let accuracy = try Self.decodeEnumIfPresent(Accuracy.self, data, .accuracy)
             return .statusObserved(status, accuracy: accuracy)
+        case .serviceSessionChanged:
+            let session = try data.decode(String.self, forKey: .session)
+            try ClientText.checkKey(session, field: "data.session", bytes: Self.sessionKeyBytes)
+            let action = try Self.decodeEnum(ServiceSessionChange.Action.self, data, .action)
+            guard action == .started else {
+                // Nothing is stored altered: fields that only `started` has are refused, not dropped.
+                for key in [DataKeys.requirement, .fullAccuracyPurposeKey] where data.contains(key) {
+                    throw EventValidationError.invalid("data.\(key.stringValue)", "only an action of started has it")
+                }
+                return .serviceSessionChanged(.invalidated(session))
+            }
+            guard let requirement = try Self.decodeEnumIfPresent(SessionRequirement.self, data, .requirement) else {
+                throw EventValidationError.invalid("data.requirement", "required when action is started: none, whenInUse or always")
+            }
+            let purposeKey = try data.decodeIfPresent(String.self, forKey: .fullAccuracyPurposeKey)
+            if let purposeKey {
+                try ClientText.checkKey(purposeKey, field: "data.fullAccuracyPurposeKey")
+            }
+            return .serviceSessionChanged(.started(session, requirement, fullAccuracyPurposeKey: purposeKey))
+        case .backgroundActivityChanged:
+            return .backgroundActivityChanged(active: try data.decode(Bool.self, forKey: .active))
+        case .diagnosticObserved:
+            return .diagnosticObserved(try Self.decodeDiagnostic(data))
         }
+    }
+
+    /// SPEC §11: a session key is 1 to 64 bytes of `[A-Za-z0-9._-]`.
+    static let sessionKeyBytes = 1...64
+
+    /// `diagnosticObserved.data`: each source may carry only its own flags, a flag at most once,
+    /// and only `serviceSession` names a session (which it must).
+    private static func decodeDiagnostic(_ data: KeyedDecodingContainer<DataKeys>) throws -> Diagnostic {
+        let source = try Self.decodeEnum(DiagnosticSource.self, data, .source)
+        let session = try data.decodeIfPresent(String.self, forKey: .session)
+        switch (source, session) {
+        case (.serviceSession, nil):
+            throw EventValidationError.invalid("data.session", "required with source serviceSession")
+        case (.serviceSession, let session?):
+            try ClientText.checkKey(session, field: "data.session", bytes: Self.sessionKeyBytes)
+        case (_, _?):
+            throw EventValidationError.invalid("data.session", "only a serviceSession diagnostic names a session")
+        case (_, nil):
+            break
+        }
+        let names = try data.decode([String].self, forKey: .flags)
+        var flags = Set<DiagnosticFlag>()
+        for name in names {
+            guard let flag = DiagnosticFlag(rawValue: name) else {
+                throw EventValidationError.invalid(
+                    "data.flags", "unknown flag \(name.prefix(64)); expected names among "
+                        + DiagnosticFlag.allCases.map(\.rawValue).joined(separator: ", "))
+            }
+            guard source.allowedFlags.contains(flag) else {
+                throw EventValidationError.invalid(
+                    "data.flags", "a \(source.rawValue) diagnostic has no \(name) (it has "
+                        + source.allowedFlags.sorted().map(\.rawValue).joined(separator: ", ") + ")")
+            }
+            guard flags.insert(flag).inserted else {
+                throw EventValidationError.invalid("data.flags", "\(name) is listed twice")
+            }
+        }
+        return Diagnostic(source: source, session: session, flags: flags)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -116,6 +178,17 @@ extension LocationEvent: Codable {
         case .statusObserved(let status, let accuracy):
             try data.encode(status, forKey: .status)
             try data.encodeIfPresent(accuracy, forKey: .accuracy)
+        case .serviceSessionChanged(let change):
+            try data.encode(change.session, forKey: .session)
+            try data.encode(change.action, forKey: .action)
+            try data.encodeIfPresent(change.requirement, forKey: .requirement)
+            try data.encodeIfPresent(change.fullAccuracyPurposeKey, forKey: .fullAccuracyPurposeKey)
+        case .backgroundActivityChanged(let active):
+            try data.encode(active, forKey: .active)
+        case .diagnosticObserved(let diagnostic):
+            try data.encode(diagnostic.source, forKey: .source)
+            try data.encodeIfPresent(diagnostic.session, forKey: .session)
+            try data.encode(diagnostic.flags.sorted(), forKey: .flags)
         }
     }
 
@@ -147,6 +220,7 @@ extension LocationEvent: Codable {
 extension DeviceContext: Codable {
     private enum CodingKeys: String, CodingKey {
         case platform, osVersion, appVersion, usageDescriptions, temporaryUsagePurposeKeys, defaultAccuracyReduced
+        case requireExplicitServiceSession, backgroundLocationMode
     }
 
     public init(from decoder: any Decoder) throws {
@@ -172,6 +246,8 @@ extension DeviceContext: Codable {
         self.usageDescriptions = try Self.decodeKeys(container, .usageDescriptions)
         self.temporaryUsagePurposeKeys = try Self.decodeKeys(container, .temporaryUsagePurposeKeys)
         self.defaultAccuracyReduced = try container.decodeIfPresent(Bool.self, forKey: .defaultAccuracyReduced)
+        self.requireExplicitServiceSession = try container.decodeIfPresent(Bool.self, forKey: .requireExplicitServiceSession)
+        self.backgroundLocationMode = try container.decodeIfPresent(Bool.self, forKey: .backgroundLocationMode)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -183,6 +259,8 @@ extension DeviceContext: Codable {
         try container.encodeIfPresent(usageDescriptions?.sorted(), forKey: .usageDescriptions)
         try container.encodeIfPresent(temporaryUsagePurposeKeys?.sorted(), forKey: .temporaryUsagePurposeKeys)
         try container.encodeIfPresent(defaultAccuracyReduced, forKey: .defaultAccuracyReduced)
+        try container.encodeIfPresent(requireExplicitServiceSession, forKey: .requireExplicitServiceSession)
+        try container.encodeIfPresent(backgroundLocationMode, forKey: .backgroundLocationMode)
     }
 
     private static func decodeKeys(_ container: KeyedDecodingContainer<CodingKeys>, _ key: CodingKeys) throws -> Set<String>? {

@@ -19,6 +19,13 @@ public enum LocationEvent: Sendable, Hashable {
     case restrictionChanged(restricted: Bool)
     /// The delegate reported a status: the device is the truth (O1).
     case statusObserved(AuthorizationStatus, accuracy: Accuracy?)
+    /// The app started or invalidated a `CLServiceSession` (V1).
+    case serviceSessionChanged(ServiceSessionChange)
+    /// The app started or invalidated a `CLBackgroundActivitySession` (V5).
+    case backgroundActivityChanged(active: Bool)
+    /// A session, live-update sequence, monitor or background activity reported a diagnostic:
+    /// the device is the truth (V4).
+    case diagnosticObserved(Diagnostic)
 
     /// The `type` of the JSON form.
     public var type: EventType {
@@ -32,6 +39,9 @@ public enum LocationEvent: Sendable, Hashable {
         case .locationServicesChanged: .locationServicesChanged
         case .restrictionChanged: .restrictionChanged
         case .statusObserved: .statusObserved
+        case .serviceSessionChanged: .serviceSessionChanged
+        case .backgroundActivityChanged: .backgroundActivityChanged
+        case .diagnosticObserved: .diagnosticObserved
         }
     }
 }
@@ -47,6 +57,9 @@ public enum EventType: String, Sendable, Hashable, Codable, CaseIterable {
     case locationServicesChanged
     case restrictionChanged
     case statusObserved
+    case serviceSessionChanged
+    case backgroundActivityChanged
+    case diagnosticObserved
 }
 
 /// `authorizationRequested.data`: which request method, and the purpose key of

@@ -46,6 +46,17 @@ extension LocationEvent {
         case .statusObserved(let status, let accuracy):
             writer.field("status", status)
             writer.fieldIfPresent("accuracy", accuracy)
+        case .serviceSessionChanged(let change):
+            writer.field("session", change.session)
+            writer.field("action", change.action)
+            writer.fieldIfPresent("requirement", change.requirement)
+            writer.fieldIfPresent("fullAccuracyPurposeKey", change.fullAccuracyPurposeKey)
+        case .backgroundActivityChanged(let active):
+            writer.field("active", active)
+        case .diagnosticObserved(let diagnostic):
+            writer.field("source", diagnostic.source)
+            writer.fieldIfPresent("session", diagnostic.session)
+            writer.field("flags", strings: diagnostic.flags.sorted().map(\.rawValue))
         }
         writer.objectEnd()
     }
@@ -100,6 +111,30 @@ extension LocationEvent {
             guard let status = data["status"]?.string.flatMap(AuthorizationStatus.init(deviceName:)) else { return nil }
             guard let accuracy = data.optional("accuracy", as: Accuracy.self) else { return nil }
             self = .statusObserved(status, accuracy: accuracy)
+        case .serviceSessionChanged:
+            guard let session = data["session"]?.string, let action = data.value("action", as: ServiceSessionChange.Action.self),
+                  let requirement = data.optional("requirement", as: SessionRequirement.self),
+                  let purposeKey = data.optional("fullAccuracyPurposeKey", \.string)
+            else { return nil }
+            if action == .started {
+                guard let requirement else { return nil }
+                self = .serviceSessionChanged(.started(session, requirement, fullAccuracyPurposeKey: purposeKey))
+            } else {
+                self = .serviceSessionChanged(.invalidated(session))
+            }
+        case .backgroundActivityChanged:
+            guard let active = data["active"]?.bool else { return nil }
+            self = .backgroundActivityChanged(active: active)
+        case .diagnosticObserved:
+            guard let source = data.value("source", as: DiagnosticSource.self), let session = data.optional("session", \.string),
+                  let items = data["flags"]?.array
+            else { return nil }
+            var flags = Set<DiagnosticFlag>()
+            for item in items {
+                guard let flag = item.string.flatMap(DiagnosticFlag.init(rawValue:)) else { return nil }
+                flags.insert(flag)
+            }
+            self = .diagnosticObserved(Diagnostic(source: source, session: session, flags: flags))
         }
     }
 }
@@ -114,6 +149,8 @@ extension DeviceContext {
         if let usageDescriptions { writer.field("usageDescriptions", strings: usageDescriptions.sorted()) }
         if let temporaryUsagePurposeKeys { writer.field("temporaryUsagePurposeKeys", strings: temporaryUsagePurposeKeys.sorted()) }
         writer.fieldIfPresent("defaultAccuracyReduced", defaultAccuracyReduced)
+        writer.fieldIfPresent("requireExplicitServiceSession", requireExplicitServiceSession)
+        writer.fieldIfPresent("backgroundLocationMode", backgroundLocationMode)
         writer.objectEnd()
     }
 
@@ -124,11 +161,14 @@ extension DeviceContext {
               let appVersion = node.optional("appVersion", \.string),
               let usageDescriptions = node.optional("usageDescriptions", Self.keys),
               let temporaryUsagePurposeKeys = node.optional("temporaryUsagePurposeKeys", Self.keys),
-              let defaultAccuracyReduced = node.optional("defaultAccuracyReduced", \.bool)
+              let defaultAccuracyReduced = node.optional("defaultAccuracyReduced", \.bool),
+              let requireExplicitServiceSession = node.optional("requireExplicitServiceSession", \.bool),
+              let backgroundLocationMode = node.optional("backgroundLocationMode", \.bool)
         else { return nil }
         self.init(
             platform: platform, osVersion: osVersion, appVersion: appVersion, usageDescriptions: usageDescriptions,
-            temporaryUsagePurposeKeys: temporaryUsagePurposeKeys, defaultAccuracyReduced: defaultAccuracyReduced)
+            temporaryUsagePurposeKeys: temporaryUsagePurposeKeys, defaultAccuracyReduced: defaultAccuracyReduced,
+            requireExplicitServiceSession: requireExplicitServiceSession, backgroundLocationMode: backgroundLocationMode)
     }
 
     private static func keys(_ node: JSONNode) -> Set<String>? {
@@ -163,8 +203,10 @@ extension DeviceState {
         writer.field("restricted", restricted)
         writer.field("inUse", inUse)
         writer.field("inferredAllowWhileUsing", inferredAllowWhileUsing)
+        writer.field("inForeground", inForeground)
         writer.key("context")
         context.write(to: &writer)
+        sessionState.write(to: &writer)
         writer.field("status", status)
         writer.objectEnd()
     }
@@ -200,10 +242,63 @@ extension DeviceState {
         self.locationServicesEnabled = locationServicesEnabled
         self.restricted = restricted
         self.inUse = inUse
+        // Absent in states stored before sessions (SPEC §11): the defaults.
+        self.inForeground = node["inForeground"]?.bool ?? true
         if let context = node["context"], !context.isNull {
             guard let decoded = DeviceContext(node: context) else { return nil }
             self.context = decoded
         }
+        guard let sessionState = ServiceSessionState(stateNode: node) else { return nil }
+        self.sessionState = sessionState
+    }
+}
+
+extension ServiceSessionState {
+    /// The members of the device state object (SPEC §11): `sessions` keyed by session key,
+    /// sorted so that the same state always writes the same bytes, then the flags.
+    public func write(to writer: inout JSONWriter) {
+        writer.key("sessions")
+        writer.objectStart()
+        for key in sessions.keys.sorted() {
+            guard let session = sessions[key] else { continue }
+            writer.key(key)
+            writer.objectStart()
+            writer.field("requirement", session.requirement)
+            writer.key("fullAccuracyPurposeKey")
+            if let purposeKey = session.fullAccuracyPurposeKey { writer.string(purposeKey) } else { writer.null() }
+            writer.field("active", session.active)
+            writer.field("resumable", session.resumable)
+            writer.field("fullAccuracyDeclined", session.fullAccuracyDeclined)
+            writer.objectEnd()
+        }
+        writer.objectEnd()
+        writer.field("backgroundActivity", backgroundActivity)
+        writer.field("backgroundActivityResumable", backgroundActivityResumable)
+        writer.field("monitorLimited", monitorLimited)
+        writer.field("sessionPromptFailureReported", promptFailureReported)
+    }
+
+    /// Reads the members `write` writes from the device state object; each may be absent (a
+    /// state stored before sessions), nil when one is present but not this form.
+    init?(stateNode node: JSONNode) {
+        self.init()
+        if let sessions = node["sessions"] {
+            guard case .object(let members) = sessions else { return nil }
+            for member in members {
+                let item = member.value
+                guard let requirement = item.value("requirement", as: SessionRequirement.self),
+                      let purposeKey = item.optional("fullAccuracyPurposeKey", \.string),
+                      let active = item["active"]?.bool, let resumable = item["resumable"]?.bool
+                else { return nil }
+                self.sessions[member.key] = ServiceSession(
+                    requirement: requirement, fullAccuracyPurposeKey: purposeKey, active: active, resumable: resumable,
+                    fullAccuracyDeclined: item["fullAccuracyDeclined"]?.bool ?? false)
+            }
+        }
+        backgroundActivity = node["backgroundActivity"]?.bool ?? false
+        backgroundActivityResumable = node["backgroundActivityResumable"]?.bool ?? false
+        monitorLimited = node["monitorLimited"]?.bool ?? false
+        promptFailureReported = node["sessionPromptFailureReported"]?.bool ?? false
     }
 }
 
@@ -252,6 +347,9 @@ extension Effect {
             writer.field("prompt", prompt)
             writer.field("from", from)
             writer.field("to", to)
+        case .sessionChanged(let session, let active):
+            writer.field("session", session)
+            writer.field("active", active)
         }
         writer.objectEnd()
     }
@@ -291,6 +389,9 @@ extension Effect {
                   let to = node.value("to", as: PromptChoice.self)
             else { return nil }
             self = .answerCorrected(prompt: prompt, from: from, to: to)
+        case "sessionChanged":
+            guard let session = node["session"]?.string, let active = node["active"]?.bool else { return nil }
+            self = .sessionChanged(session: session, active: active)
         default:
             return nil
         }

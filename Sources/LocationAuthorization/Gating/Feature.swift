@@ -1,5 +1,5 @@
-/// A location feature of an app, as its catalog declares it (SPEC §4).
-public struct Feature: Sendable, Hashable, Codable {
+/// A location feature of an app, as its catalog declares it (SPEC §4, §11).
+public struct Feature: Sendable, Hashable {
     public var key: String
     /// The authorization the feature asks for.
     public var requires: Tier
@@ -7,16 +7,24 @@ public struct Feature: Sendable, Hashable, Codable {
     public var services: [LocationService]
     public var accuracy: AccuracyNeed
     public var description: String?
+    /// Which API delivers its locations: the delegate of `CLLocationManager` (the default) or
+    /// `CLLocationUpdate` / `CLMonitor`, whose Always needs a held session (SPEC §11).
+    public var delivery: FeatureDelivery
+    /// Whether it needs locations while the app is in the background; by default, when it
+    /// requires Always (SPEC §11).
+    public var background: Bool
 
     public init(
         key: String, requires: Tier, services: [LocationService] = [], accuracy: AccuracyNeed = .any,
-        description: String? = nil
+        description: String? = nil, delivery: FeatureDelivery = .locationManager, background: Bool? = nil
     ) {
         self.key = key
         self.requires = requires
         self.services = services
         self.accuracy = accuracy
         self.description = description
+        self.delivery = delivery
+        self.background = background ?? (requires == .always)
     }
 
     /// The tier the feature needs on a device: Always if it says so or uses location push, or if
@@ -38,6 +46,45 @@ public struct Feature: Sendable, Hashable, Codable {
     /// The first service the platform lacks, if any (SPEC §4; the CLLocationManager header).
     public func unavailableService(on platform: Platform) -> LocationService? {
         services.first { !$0.isAvailable(on: platform) }
+    }
+}
+
+/// The API a feature's locations come through (SPEC §11 `delivery`).
+public enum FeatureDelivery: String, Sendable, Hashable, Codable, CaseIterable {
+    /// `CLLocationManager` and its delegate.
+    case locationManager
+    /// `CLLocationUpdate.liveUpdates` and `CLMonitor`.
+    case modern
+}
+
+/// The stored and API form: `delivery` and `background` may be left out of a stored definition
+/// (one written before they existed) and take their defaults; they are always written.
+extension Feature: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case key, requires, services, accuracy, description, delivery, background
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            key: try container.decode(String.self, forKey: .key),
+            requires: try container.decode(Tier.self, forKey: .requires),
+            services: try container.decode([LocationService].self, forKey: .services),
+            accuracy: try container.decode(AccuracyNeed.self, forKey: .accuracy),
+            description: try container.decodeIfPresent(String.self, forKey: .description),
+            delivery: try container.decodeIfPresent(FeatureDelivery.self, forKey: .delivery) ?? .locationManager,
+            background: try container.decodeIfPresent(Bool.self, forKey: .background))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(key, forKey: .key)
+        try container.encode(requires, forKey: .requires)
+        try container.encode(services, forKey: .services)
+        try container.encode(accuracy, forKey: .accuracy)
+        try container.encodeIfPresent(description, forKey: .description)
+        try container.encode(delivery, forKey: .delivery)
+        try container.encode(background, forKey: .background)
     }
 }
 

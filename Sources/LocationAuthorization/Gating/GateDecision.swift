@@ -50,6 +50,14 @@ public enum GateReason: String, Sendable, Hashable, Codable, CaseIterable {
     case alwaysDeclined
     case reducedAccuracy
     case serviceUnavailable
+    /// SPEC §11: NSLocationRequireExplicitServiceSession and no session requiring authorization.
+    case serviceSessionRequired
+    /// SPEC §11: Always for the modern APIs needs a held `always` session.
+    case alwaysSessionRequired
+    /// SPEC §11: background locations need a background activity session or Always.
+    case insufficientlyInUse
+    /// SPEC §11: `CLMonitor` reported `conditionLimitExceeded`.
+    case monitorLimitExceeded
 }
 
 /// What the app should do next (SPEC §5 actions).
@@ -61,4 +69,10 @@ public enum GateAction: String, Sendable, Hashable, Codable, CaseIterable {
     case openSettings
     case enableLocationServices
     case fixUsageDescriptions
+    case startServiceSession
+    /// Start a `CLServiceSession` requiring Always, from the foreground.
+    case startAlwaysSession
+    case startBackgroundActivity
+    /// Add `location` to UIBackgroundModes (`missingKeys` names the key).
+    case fixBackgroundModes
 }

@@ -10,6 +10,8 @@ public struct AuthorizationRejection: Error, Sendable, Hashable, CustomStringCon
         case unsupportedRequest
         /// A Settings value the platform does not have (T1: Always on tvOS and visionOS).
         case unsupportedSetting
+        /// A new service session on a device that already holds `ServiceSessionState.maxSessions`.
+        case tooManySessions
     }
 
     public var code: Code

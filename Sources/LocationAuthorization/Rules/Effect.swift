@@ -12,6 +12,8 @@ public enum Effect: Sendable, Hashable {
     case answerInferred(prompt: Prompt, choice: PromptChoice)
     /// O2: an inferred answer turned out to be another (Allow While Using was Allow Once).
     case answerCorrected(prompt: Prompt, from: PromptChoice, to: PromptChoice)
+    /// V1: a service session was added, removed, or became active or inactive.
+    case sessionChanged(session: String, active: Bool)
 
     /// The `kind` field of the JSON form.
     public var kind: String {
@@ -25,7 +27,28 @@ public enum Effect: Sendable, Hashable {
         case .reconciled: "reconciled"
         case .answerInferred: "answerInferred"
         case .answerCorrected: "answerCorrected"
+        case .sessionChanged: "sessionChanged"
         }
+    }
+}
+
+extension Effect {
+    /// V6: the prompts Core Location showed on a session's behalf (V2, V3) among an event's
+    /// effects. The effects of an event are V1's relaunch-window closing (`sessionChanged`
+    /// only), then the event's own rule, which always yields an effect for a request or an
+    /// Always event, then V2's prompt. So the first effect after the window's is a request's or
+    /// E1's own, and V2 asks only when no prompt is pending: every other `promptShown` is a
+    /// session's.
+    public static func sessionPrompts(in effects: [Effect], of type: EventType) -> [Prompt] {
+        let own = type == .authorizationRequested || type == .alwaysEventOccurred
+            ? effects.firstIndex { if case .sessionChanged = $0 { return false } else { return true } }
+            : nil
+        var prompts: [Prompt] = []
+        for (index, effect) in effects.enumerated() {
+            guard case .promptShown(let prompt) = effect, index != own else { continue }
+            prompts.append(prompt)
+        }
+        return prompts
     }
 }
 
@@ -43,17 +66,25 @@ public enum NoEffectReason: String, Sendable, Hashable, Codable, CaseIterable {
     case notInUse
     case unchanged
     case confirmed
+    /// The device lacks the iOS 18 API the event is about (SPEC §11).
+    case sessionsUnsupported
+    /// V5: a background activity can start only in the foreground.
+    case insufficientlyInUse
+    /// V4: the diagnostic describes delivery (stationary, no location, ...), not authorization.
+    case deliveryOnly
 }
 
 /// Why a request failed without a prompt (A8, K1-K3).
 public enum FailureReason: String, Sendable, Hashable, Codable, CaseIterable {
     case missingUsageDescription
     case missingPurposeKey
+    /// V5: `location` is missing from UIBackgroundModes.
+    case missingBackgroundMode
 }
 
 extension Effect: Codable {
     private enum CodingKeys: String, CodingKey {
-        case kind, prompt, from, to, reason, keys, delivered, choice
+        case kind, prompt, from, to, reason, keys, delivered, choice, session, active
     }
 
     public init(from decoder: any Decoder) throws {
@@ -95,6 +126,10 @@ extension Effect: Codable {
                 prompt: try container.decode(Prompt.self, forKey: .prompt),
                 from: try container.decode(PromptChoice.self, forKey: .from),
                 to: try container.decode(PromptChoice.self, forKey: .to))
+        case "sessionChanged":
+            self = .sessionChanged(
+                session: try container.decode(String.self, forKey: .session),
+                active: try container.decode(Bool.self, forKey: .active))
         default:
             throw DecodingError.dataCorruptedError(
                 forKey: .kind, in: container, debugDescription: "unknown effect kind \(kind)")
@@ -127,6 +162,9 @@ extension Effect: Codable {
             try container.encode(prompt, forKey: .prompt)
             try container.encode(from, forKey: .from)
             try container.encode(to, forKey: .to)
+        case .sessionChanged(let session, let active):
+            try container.encode(session, forKey: .session)
+            try container.encode(active, forKey: .active)
         }
     }
 }

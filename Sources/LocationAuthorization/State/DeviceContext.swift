@@ -13,6 +13,10 @@ public struct DeviceContext: Sendable, Hashable {
     public var temporaryUsagePurposeKeys: Set<String>?
     /// NSLocationDefaultAccuracyReduced, once reported.
     public var defaultAccuracyReduced: Bool?
+    /// NSLocationRequireExplicitServiceSession (SPEC §11).
+    public var requireExplicitServiceSession: Bool?
+    /// `location` in UIBackgroundModes (SPEC §11, V5).
+    public var backgroundLocationMode: Bool?
 
     public init(
         platform: Platform? = nil,
@@ -20,7 +24,9 @@ public struct DeviceContext: Sendable, Hashable {
         appVersion: String? = nil,
         usageDescriptions: Set<String>? = nil,
         temporaryUsagePurposeKeys: Set<String>? = nil,
-        defaultAccuracyReduced: Bool? = nil
+        defaultAccuracyReduced: Bool? = nil,
+        requireExplicitServiceSession: Bool? = nil,
+        backgroundLocationMode: Bool? = nil
     ) {
         self.platform = platform
         self.osVersion = osVersion
@@ -28,6 +34,8 @@ public struct DeviceContext: Sendable, Hashable {
         self.usageDescriptions = usageDescriptions
         self.temporaryUsagePurposeKeys = temporaryUsagePurposeKeys
         self.defaultAccuracyReduced = defaultAccuracyReduced
+        self.requireExplicitServiceSession = requireExplicitServiceSession
+        self.backgroundLocationMode = backgroundLocationMode
     }
 
     /// The platform the rules use: iOS when unknown.

@@ -5,6 +5,8 @@ extension DeviceState: Codable {
     private enum CodingKeys: String, CodingKey {
         case authorization, provisional, temporary, alwaysPromptUsed, pendingPrompt, accuracy
         case temporaryFullAccuracy, locationServicesEnabled, restricted, inUse, inferredAllowWhileUsing, context, status
+        case inForeground, sessions, backgroundActivity, backgroundActivityResumable, monitorLimited
+        case sessionPromptFailureReported
     }
 
     public init(from decoder: any Decoder) throws {
@@ -24,6 +26,15 @@ extension DeviceState: Codable {
         // Absent in states stored before O2.
         inferredAllowWhileUsing = try container.decodeIfPresent(Bool.self, forKey: .inferredAllowWhileUsing) ?? false
         context = try container.decodeIfPresent(DeviceContext.self, forKey: .context) ?? DeviceContext()
+        // Absent in states stored before service sessions (SPEC §11): the defaults.
+        inForeground = try container.decodeIfPresent(Bool.self, forKey: .inForeground) ?? true
+        sessionState.sessions = try container.decodeIfPresent([String: ServiceSession].self, forKey: .sessions) ?? [:]
+        sessionState.backgroundActivity = try container.decodeIfPresent(Bool.self, forKey: .backgroundActivity) ?? false
+        sessionState.backgroundActivityResumable =
+            try container.decodeIfPresent(Bool.self, forKey: .backgroundActivityResumable) ?? false
+        sessionState.monitorLimited = try container.decodeIfPresent(Bool.self, forKey: .monitorLimited) ?? false
+        sessionState.promptFailureReported =
+            try container.decodeIfPresent(Bool.self, forKey: .sessionPromptFailureReported) ?? false
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -39,7 +50,44 @@ extension DeviceState: Codable {
         try container.encode(restricted, forKey: .restricted)
         try container.encode(inUse, forKey: .inUse)
         try container.encode(inferredAllowWhileUsing, forKey: .inferredAllowWhileUsing)
+        try container.encode(inForeground, forKey: .inForeground)
         try container.encode(context, forKey: .context)
+        try container.encode(sessionState.sessions, forKey: .sessions)
+        try container.encode(sessionState.backgroundActivity, forKey: .backgroundActivity)
+        try container.encode(sessionState.backgroundActivityResumable, forKey: .backgroundActivityResumable)
+        try container.encode(sessionState.monitorLimited, forKey: .monitorLimited)
+        try container.encode(sessionState.promptFailureReported, forKey: .sessionPromptFailureReported)
         try container.encode(status, forKey: .status)
+    }
+}
+
+/// A session in the state object (SPEC §11): `{"requirement", "fullAccuracyPurposeKey" (or
+/// null), "active", "resumable"}`, plus `fullAccuracyDeclined` (V2's memory).
+extension ServiceSession: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case requirement, fullAccuracyPurposeKey, active, resumable, fullAccuracyDeclined
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            requirement: try container.decode(SessionRequirement.self, forKey: .requirement),
+            fullAccuracyPurposeKey: try container.decodeIfPresent(String.self, forKey: .fullAccuracyPurposeKey),
+            active: try container.decode(Bool.self, forKey: .active),
+            resumable: try container.decode(Bool.self, forKey: .resumable),
+            fullAccuracyDeclined: try container.decodeIfPresent(Bool.self, forKey: .fullAccuracyDeclined) ?? false)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(requirement, forKey: .requirement)
+        if let fullAccuracyPurposeKey {
+            try container.encode(fullAccuracyPurposeKey, forKey: .fullAccuracyPurposeKey)
+        } else {
+            try container.encodeNil(forKey: .fullAccuracyPurposeKey)
+        }
+        try container.encode(active, forKey: .active)
+        try container.encode(resumable, forKey: .resumable)
+        try container.encode(fullAccuracyDeclined, forKey: .fullAccuracyDeclined)
     }
 }

@@ -20,11 +20,16 @@ public struct DeviceState: Sendable, Hashable {
     public var restricted = false
     /// Foreground, or background with the location indicator (S1). macOS apps are always in use.
     public var inUse = true
+    /// The last `appStateChanged` was `foreground`, or none came yet: V2 asks only then, and V5
+    /// starts a background activity only then.
+    public var inForeground = true
     /// O2: the last answer to a `whenInUse` prompt was inferred as Allow While Using from an
     /// observation, where Allow Once looks the same; a later `notDetermined` with no Settings
     /// change in between corrects it. Lives while the grant stays When In Use.
     public var inferredAllowWhileUsing = false
     public var context = DeviceContext()
+    /// Service sessions, the background activity session and monitoring limits (SPEC §11).
+    public var sessionState = ServiceSessionState()
 
     public init() {}
 

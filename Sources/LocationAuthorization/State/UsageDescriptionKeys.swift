@@ -9,6 +9,9 @@ public enum UsageDescriptionKey {
     public static let always = "NSLocationAlwaysUsageDescription"
     /// The macOS key from before When In Use existed there.
     public static let legacyMac = "NSLocationUsageDescription"
+    /// Not a usage description: the Info.plist key whose `location` mode V5 needs, named by
+    /// `failed(missingBackgroundMode)` and the `fixBackgroundModes` action.
+    public static let backgroundModes = "UIBackgroundModes"
 
     /// Every key the product knows; an unknown context is taken to declare all of them.
     public static let all: [String] = [whenInUse, alwaysAndWhenInUse, always, legacyMac]

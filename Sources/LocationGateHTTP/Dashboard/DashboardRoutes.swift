@@ -233,7 +233,7 @@ struct DashboardRoutes {
         try await page(request, context) { identity, filters in
             let rows = try await analytics(.escalations, identity, filters, groupBy: filters.groupBy)
             let table = DashboardTable.analytics(id: "escalations", title: "Escalation", rows: rows)
-            let steps = ["reachedWhenInUse", "askedAlways", "provisional", "provisionalToPermanent", "permanentAlways"]
+            let steps = ["reachedWhenInUse", "askedAlways", "provisional", "provisionalToPermanent", "permanentAlways", "effectiveAlways"]
             let funnel = steps.map { step in (label: step, value: rows.reduce(0) { $0 + (Self.number($1, step) ?? 0) }) }
             return DashboardPage(title: "Escalation funnel", active: "/dashboard/escalation", filters: filters,
                                  groupChoices: ["platform", "osMajor", "appVersion", "day", "week"], sections: [
@@ -332,6 +332,8 @@ struct DashboardRoutes {
                 sections.append(.init(chart: "", table: DashboardTable(
                     id: "state", title: "State as of version \(view.version)", columns: ["field", "value"],
                     rows: fields.map { [.text($0.0), .text($0.1)] })))
+                sections.append(.init(chart: "", table: Self.sessionsTable(state, version: view.version)))
+                sections.append(.init(chart: "", table: Self.diagnosticsTable(timeline.steps.prefix { $0.entry.version <= view.version }.map(\.entry))))
             }
             let versions = (1...max(1, Int64(timeline.steps.count))).map { number in
                 #"<a href="?version=\#(number)">\#(number)</a>"#
@@ -341,6 +343,43 @@ struct DashboardRoutes {
                 + #"Inferred answers (O2) are marked <span class="inferred">inferred</span>.</p><p>State as of version: \#(timeline.steps.isEmpty ? "no events" : versions)</p>"#
             return DashboardPage(title: "Device", active: "", filters: nil, groupChoices: [], sections: sections, extra: extra)
         }
+    }
+
+    /// SPEC §11 on the device page: the sessions held, the background activity and the
+    /// monitor's limit.
+    static func sessionsTable(_ state: DeviceState, version: Int64) -> DashboardTable {
+        let sessions = state.sessionState
+        var rows: [[DashboardTable.Cell]] = sessions.sessions.keys.sorted().compactMap { key in
+            guard let session = sessions.sessions[key] else { return nil }
+            return [.text(key), .text(session.requirement.rawValue), .text(session.fullAccuracyPurposeKey ?? "none"),
+                    .text(session.active ? "active" : (session.resumable ? "resumable" : "waiting for the foreground"))]
+        }
+        rows.append([.text("background activity"), .text("—"), .text("—"),
+                     .text(sessions.backgroundActivity ? "active" : (sessions.backgroundActivityResumable ? "resumable" : "none"))])
+        rows.append([.text("monitor"), .text("—"), .text("—"), .text(sessions.monitorLimited ? "condition limit exceeded" : "within limits")])
+        return DashboardTable(id: "sessions", title: "Service sessions as of version \(version)",
+                              columns: ["session", "requirement", "fullAccuracyPurposeKey", "state"], rows: rows)
+    }
+
+    /// The last diagnostic of each source among the entries shown.
+    static func diagnosticsTable(_ entries: [HistoryPage.Entry]) -> DashboardTable {
+        var last: [String: HistoryPage.Entry] = [:]
+        for entry in entries where entry.type == EventType.diagnosticObserved.rawValue {
+            if case .object(let data) = entry.data, case .string(let source)? = data["source"] { last[source] = entry }
+        }
+        let rows: [[DashboardTable.Cell]] = DiagnosticSource.allCases.compactMap { source in
+            guard let entry = last[source.rawValue], case .object(let data) = entry.data else { return nil }
+            var flags: [String] = []
+            if case .array(let items)? = data["flags"] {
+                for case .string(let flag) in items { flags.append(flag) }
+            }
+            var session = ""
+            if case .string(let key)? = data["session"] { session = key }
+            return [.text(source.rawValue), .text(session), .count(Double(entry.version)), .text(entry.occurredAt),
+                    .text(flags.isEmpty ? "none" : flags.joined(separator: ", "))]
+        }
+        return DashboardTable(id: "diagnostics", title: "Last diagnostic of each source",
+                              columns: ["source", "session", "version", "occurredAt", "flags"], rows: rows)
     }
 
     // MARK: - Helpers
@@ -380,6 +419,7 @@ struct DashboardRoutes {
         case .reconciled(let from, let to): "reconciled \(from.rawValue) → \(to.rawValue)"
         case .answerInferred(let prompt, let choice): "inferred: \(prompt.rawValue) answered \(choice.rawValue)"
         case .answerCorrected(let prompt, let from, let to): "inferred answer corrected: \(prompt.rawValue) \(from.rawValue) → \(to.rawValue)"
+        case .sessionChanged(let session, let active): "session \(session) \(active ? "active" : "inactive or ended")"
         }
     }
 

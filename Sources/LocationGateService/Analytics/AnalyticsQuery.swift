@@ -84,7 +84,7 @@ public struct AnalyticsQuery: Sendable {
         switch kind {
         case .statuses: return try statuses(on: connection)
         case .prompts: return try prompts(on: connection)
-        case .escalations: return try counters(metric: "milestone", fields: DeviceMilestones.names.map(\.1), on: connection)
+        case .escalations: return try escalations(on: connection)
         case .settings: return try settings(on: connection)
         }
     }
@@ -135,19 +135,20 @@ public struct AnalyticsQuery: Sendable {
 
     private func prompts(on connection: PostgresConnection) throws -> [Row] {
         struct Tally {
-            var shown: Int64 = 0, answered: Int64 = 0, inferred: Int64 = 0, granted: Int64 = 0, always: Int64 = 0
+            var shown: Int64 = 0, sessionShown: Int64 = 0, answered: Int64 = 0, inferred: Int64 = 0, granted: Int64 = 0, always: Int64 = 0
             var choices: [String: Int64] = [:]
         }
         var groups: [[JSONValue]: [String: Tally]] = [:]
         var order: [[JSONValue]] = []
         for (values, metric, key, sum) in try sums(
-            metrics: ["promptShown", "promptAnswered", "promptInferred", "promptChoice", "promptGranted", "promptAlways"],
+            metrics: ["promptShown", "promptSessionShown", "promptAnswered", "promptInferred", "promptChoice", "promptGranted", "promptAlways"],
             on: connection) {
             if groups[values] == nil { order.append(values) }
             let prompt = metric == "promptChoice" ? String(key.prefix { $0 != ":" }) : key
             var tally = groups[values, default: [:]][prompt] ?? Tally()
             switch metric {
             case "promptShown": tally.shown += sum
+            case "promptSessionShown": tally.sessionShown += sum
             case "promptAnswered": tally.answered += sum
             case "promptInferred": tally.inferred += sum
             case "promptGranted": tally.granted += sum
@@ -162,7 +163,8 @@ public struct AnalyticsQuery: Sendable {
                 guard let tally = groups[values]?[prompt] else { continue }
                 let rate: (Int64) -> JSONValue = { tally.answered == 0 ? .null : .number(Double($0) / Double(tally.answered)) }
                 rows.append(groupFields(values) + [
-                    ("prompt", .string(prompt)), ("shown", .number(Double(tally.shown))), ("answered", .number(Double(tally.answered))),
+                    ("prompt", .string(prompt)), ("shown", .number(Double(tally.shown))),
+                    ("sessionShown", .number(Double(tally.sessionShown))), ("answered", .number(Double(tally.answered))),
                     ("inferred", .number(Double(tally.inferred))),
                     // A choice a correction emptied (O2) is left out, as one never chosen.
                     ("choices", .object(tally.choices.filter { $0.value != 0 }.mapValues { .number(Double($0)) })),
@@ -185,6 +187,69 @@ public struct AnalyticsQuery: Sendable {
         return order.map { values in
             groupFields(values) + fields.map { ($0, .number(Double(groups[values]?[$0] ?? 0))) }
         }
+    }
+
+    /// The escalation funnel's counters, and V6's `effectiveAlways`: devices authorizedAlways
+    /// now that hold an active or resumable `always` session, counted like the status
+    /// distribution (the present; `from`/`to` do not apply), each in the row of its current
+    /// context.
+    private func escalations(on connection: PostgresConnection) throws -> [Row] {
+        var rows = try counters(metric: "milestone", fields: DeviceMilestones.names.map(\.1), on: connection)
+        var effective = try effectiveAlways(on: connection)
+        for index in rows.indices {
+            let values = rows[index].prefix(groupBy.count).map(\.1)
+            rows[index].append(("effectiveAlways", .number(Double(effective.removeValue(forKey: Array(values)) ?? 0))))
+        }
+        // Groups with effective Always devices and no milestone counted in them.
+        for (values, count) in effective.sorted(by: { "\($0.key)" < "\($1.key)" }) {
+            rows.append(groupFields(values) + DeviceMilestones.names.map { ($0.1, JSONValue.number(0)) } + [("effectiveAlways", .number(Double(count)))])
+        }
+        return rows
+    }
+
+    /// The jsonpath that finds an active or resumable `always` session in a stored state.
+    static let effectiveAlwaysPath = #"$.sessions.* ? (@.requirement == "always" && (@.active == true || @.resumable == true))"#
+
+    /// V6's count per group. Without day or week: from the maintained counts per distinct state
+    /// (a few rows). By day or week: each device's row in `device_states`, in the day its latest
+    /// event was recorded (`updated_at`).
+    private func effectiveAlways(on connection: PostgresConnection) throws -> [[JSONValue]: Int64] {
+        let byDay = groupBy.contains(.day) || groupBy.contains(.week)
+        let columns = groupBy.map { dimension -> String in
+            switch dimension {
+            case .day: "(updated_at AT TIME ZONE 'UTC')::date::text"
+            case .week: "date_trunc('week', (updated_at AT TIME ZONE 'UTC')::date)::date::text"
+            default: "\(dimension.deviceColumn ?? "NULL")::text"
+            }
+        }
+        let group = groupBy.isEmpty ? "" : "GROUP BY " + columns.joined(separator: ", ")
+        let rows: PostgresRows
+        if byDay {
+            rows = try connection.query(
+                """
+                SELECT \(unescaped: (columns + ["count(*)::bigint"]).joined(separator: ", ")) FROM device_states
+                WHERE app_id = \(appID) AND status = 'authorizedAlways' AND state @? \(Self.effectiveAlwaysPath)::jsonpath
+                \(unescaped: group)
+                """)
+        } else {
+            rows = try connection.query(
+                """
+                SELECT \(unescaped: (columns + ["sum(c.devices)::bigint"]).joined(separator: ", "))
+                FROM device_counts c JOIN device_state_kinds k ON k.state_id = c.state_id
+                WHERE c.app_id = \(appID) AND c.status = 'authorizedAlways' AND k.state @? \(Self.effectiveAlwaysPath)::jsonpath
+                \(unescaped: group)
+                """)
+        }
+        var counts: [[JSONValue]: Int64] = [:]
+        for row in rows {
+            let values = try groupBy.indices.map { index throws -> JSONValue in
+                let text: String = try row.decode(index)
+                return groupBy[index] == .osMajor ? .number(Double(text) ?? 0) : .string(text)
+            }
+            let count: Int64 = try row.decode(groupBy.count)
+            if count != 0 { counts[values, default: 0] += count }
+        }
+        return counts
     }
 
     private func settings(on connection: PostgresConnection) throws -> [Row] {

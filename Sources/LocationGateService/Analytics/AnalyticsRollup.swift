@@ -30,7 +30,7 @@ public struct RollupCounts: Sendable {
         guard let analytics = outcome.analytics else { return }
         let choice = type == EventType.promptResponded.rawValue ? Self.choice(in: data) : nil
         let day = Self.day(occurredAt)
-        for (metric, key, count) in analytics.counters(effects: outcome.effects, choice: choice) {
+        for (metric, key, count) in analytics.counters(effects: outcome.effects, choice: choice, type: EventType(rawValue: type)) {
             counts[RollupKey(
                 appID: appID, day: day, platform: analytics.platform, osMajor: analytics.osMajor,
                 appVersion: analytics.appVersion, metric: metric, key: key), default: 0] += count

@@ -88,8 +88,14 @@ public struct EventAnalytics: Sendable, Hashable, Codable {
     /// The rollup counters this event adds to (metric, key).
     /// `choice` is the explicit answer of a `promptResponded`; an inferred one is read from the
     /// effects. A correction (O2) moves one answer from one choice to the other: -1 and +1.
-    func counters(effects: [Effect], choice: PromptChoice?) -> [(metric: String, key: String, count: Int64)] {
+    /// `type` tells a session's prompts (V6 `sessionShown`) from a request's.
+    func counters(effects: [Effect], choice: PromptChoice?, type: EventType?) -> [(metric: String, key: String, count: Int64)] {
         var counters: [(metric: String, key: String, count: Int64)] = []
+        if let type {
+            for prompt in Effect.sessionPrompts(in: effects, of: type) {
+                counters.append(("promptSessionShown", prompt.rawValue, 1))
+            }
+        }
         var choice = choice
         var inferred = false
         for effect in effects {

@@ -43,7 +43,7 @@ public final class DeviceStateCache: Sendable {
     /// One generation of a shard: its devices, their contexts, and what they cost.
     private struct Generation {
         var slots: [StreamKey: Slot] = [:]
-        var contexts = ContextTable()
+        var shared = SharedPartsTable()
         /// Heap bytes of keys and contexts (the dictionary's own storage is computed).
         var heapBytes = 0
 
@@ -51,14 +51,15 @@ public final class DeviceStateCache: Sendable {
 
         func entry(_ key: StreamKey) -> Entry? {
             slots[key].map { slot in
-                Entry(version: slot.version, state: slot.state.state(context: contexts.contexts[Int(slot.state.context)]))
+                Entry(version: slot.version, state: slot.state.state(shared: shared.parts[Int(slot.state.shared)]))
             }
         }
 
         mutating func insert(_ key: StreamKey, version: Int64, state: DeviceState) {
-            let (context, added) = contexts.index(of: state.context)
-            if added { heapBytes += DeviceStateCache.contextBytes(state.context) }
-            if slots.updateValue(Slot(version: version, state: PackedDeviceState(state, context: context)), forKey: key) == nil {
+            let parts = SharedDeviceParts(of: state)
+            let (index, added) = shared.index(of: parts)
+            if added { heapBytes += DeviceStateCache.sharedBytes(parts) }
+            if slots.updateValue(Slot(version: version, state: PackedDeviceState(state, shared: index)), forKey: key) == nil {
                 heapBytes += DeviceStateCache.keyBytes(key)
             }
         }
@@ -161,11 +162,11 @@ public final class DeviceStateCache: Sendable {
         let grows = count >= capacity && contents.young.slots[key] == nil
         let capacityAfter = grows ? max(1, capacity) * 2 : capacity
         let bytesAfter = Self.storageBytes(capacity: capacityAfter) + contents.young.heapBytes + Self.keyBytes(key)
-            + Self.contextBytes(state.context)
+            + Self.sharedBytes(SharedDeviceParts(of: state))
         if bytesAfter > generationBudget {
             contents.old = contents.young
             contents.young = Generation()
-            if Self.storageBytes(capacity: 1) + Self.keyBytes(key) + Self.contextBytes(state.context) > generationBudget {
+            if Self.storageBytes(capacity: 1) + Self.keyBytes(key) + Self.sharedBytes(SharedDeviceParts(of: state)) > generationBudget {
                 return  // a budget too small for even one entry caches nothing
             }
         }
@@ -233,14 +234,19 @@ public final class DeviceStateCache: Sendable {
         return (32 + count + 1 + 16 + 15) / 16 * 16
     }
 
-    /// A context in the table: the array's copy and the index's copy with its bucket, and its
-    /// strings and sets on the heap.
-    static func contextBytes(_ context: DeviceContext) -> Int {
+    /// Shared parts in the table: the array's copy and the index's copy with its bucket, and
+    /// their strings, sets and sessions on the heap (the sessions twice: array and index).
+    static func sharedBytes(_ parts: SharedDeviceParts) -> Int {
         func setBytes(_ set: Set<String>?) -> Int {
             guard let set else { return 0 }
             return 64 + set.count * 32 + set.reduce(0) { $0 + heapBytes($1) }
         }
-        return 3 * MemoryLayout<DeviceContext>.stride + 16 + heapBytes(context.appVersion)
-            + setBytes(context.usageDescriptions) + setBytes(context.temporaryUsagePurposeKeys)
+        let context = parts.context
+        let sessions = parts.sessionState.sessions
+        let sessionBytes = sessions.isEmpty ? 0 : 64 + sessions.reduce(0) { total, entry in
+            total + 32 + MemoryLayout<ServiceSession>.stride + heapBytes(entry.key) + heapBytes(entry.value.fullAccuracyPurposeKey)
+        }
+        return 3 * MemoryLayout<SharedDeviceParts>.stride + 16 + heapBytes(context.appVersion)
+            + setBytes(context.usageDescriptions) + setBytes(context.temporaryUsagePurposeKeys) + 2 * sessionBytes
     }
 }

@@ -1,31 +1,49 @@
 import LocationAuthorization
 
+/// The parts of a device state that many devices share: the context (platform, OS version, app
+/// version, Info.plist keys) and the service sessions (most devices hold none, or one of a
+/// handful of shapes). The cache stores each distinct value once per generation.
+struct SharedDeviceParts: Sendable, Hashable {
+    var context: DeviceContext
+    var sessionState: ServiceSessionState
+
+    init(context: DeviceContext, sessionState: ServiceSessionState) {
+        self.context = context
+        self.sessionState = sessionState
+    }
+
+    init(of state: DeviceState) {
+        self.init(context: state.context, sessionState: state.sessionState)
+    }
+}
+
 /// A cached device state in 8 bytes: the flags and enums of `DeviceState` in one word, and the
-/// index of its context in a table that devices with the same context share.
+/// index of its shared parts in a table that devices with the same parts share.
 ///
 /// Why: the cache holds every active device of every app. A `DeviceState` with its context
 /// inline is about 90 bytes before the dictionary's own overhead, and most devices of an app
-/// report one of a handful of contexts (platform, OS version, app version, Info.plist keys).
+/// report one of a handful of contexts and hold one of a handful of session shapes.
 struct PackedDeviceState: Sendable, Hashable {
     var bits: UInt32
-    var context: UInt32
+    var shared: UInt32
 
     private static let authorizations = Authorization.allCases
     private static let prompts = Prompt.allCases
     private static let accuracies = Accuracy.allCases
 
-    init(_ state: DeviceState, context: UInt32) {
+    init(_ state: DeviceState, shared: UInt32) {
         var bits = UInt32(Self.authorizations.firstIndex(of: state.authorization) ?? 0)  // 2 bits
         bits |= UInt32(state.pendingPrompt.flatMap { Self.prompts.firstIndex(of: $0).map { $0 + 1 } } ?? 0) << 2  // 3 bits
         bits |= UInt32(Self.accuracies.firstIndex(of: state.accuracy) ?? 0) << 5
         let flags = [state.provisional, state.temporary, state.alwaysPromptUsed, state.temporaryFullAccuracy,
-                     state.locationServicesEnabled, state.restricted, state.inUse, state.inferredAllowWhileUsing]
+                     state.locationServicesEnabled, state.restricted, state.inUse, state.inferredAllowWhileUsing,
+                     state.inForeground]
         for (offset, flag) in flags.enumerated() where flag { bits |= 1 << (6 + offset) }
         self.bits = bits
-        self.context = context
+        self.shared = shared
     }
 
-    func state(context: DeviceContext) -> DeviceState {
+    func state(shared parts: SharedDeviceParts) -> DeviceState {
         func flag(_ offset: Int) -> Bool { bits & (1 << (6 + offset)) != 0 }
         var state = DeviceState()
         state.authorization = Self.authorizations[Int(bits & 0b11)]
@@ -40,22 +58,24 @@ struct PackedDeviceState: Sendable, Hashable {
         state.restricted = flag(5)
         state.inUse = flag(6)
         state.inferredAllowWhileUsing = flag(7)
-        state.context = context
+        state.inForeground = flag(8)
+        state.context = parts.context
+        state.sessionState = parts.sessionState
         return state
     }
 }
 
-/// The contexts of one cache shard, each stored once and referred to by index.
-struct ContextTable {
-    private(set) var contexts: [DeviceContext] = []
-    private var indexes: [DeviceContext: UInt32] = [:]
+/// The shared parts of one cache generation, each stored once and referred to by index.
+struct SharedPartsTable {
+    private(set) var parts: [SharedDeviceParts] = []
+    private var indexes: [SharedDeviceParts: UInt32] = [:]
 
-    /// The context's index, and whether it was added now.
-    mutating func index(of context: DeviceContext) -> (UInt32, added: Bool) {
-        if let index = indexes[context] { return (index, false) }
-        let index = UInt32(contexts.count)
-        contexts.append(context)
-        indexes[context] = index
+    /// The parts' index, and whether they were added now.
+    mutating func index(of value: SharedDeviceParts) -> (UInt32, added: Bool) {
+        if let index = indexes[value] { return (index, false) }
+        let index = UInt32(parts.count)
+        parts.append(value)
+        indexes[value] = index
         return (index, true)
     }
 }

@@ -114,6 +114,8 @@ public final class FeatureCatalog: Sendable {
             var services: [String]?
             var accuracy: String?
             var description: String?
+            var delivery: String?
+            var background: Bool?
         }
         do {
             try ClientText.checkKey(key, field: "key", bytes: 1...64)
@@ -146,6 +148,11 @@ public final class FeatureCatalog: Sendable {
                 throw ServiceError(.validationFailed, error.message)
             }
         }
-        return Feature(key: key, requires: tier, services: services, accuracy: accuracy, description: definition.description)
+        guard let delivery = FeatureDelivery(rawValue: definition.delivery ?? FeatureDelivery.locationManager.rawValue) else {
+            throw ServiceError(.validationFailed, "delivery: must be locationManager or modern")
+        }
+        return Feature(
+            key: key, requires: tier, services: services, accuracy: accuracy, description: definition.description,
+            delivery: delivery, background: definition.background)
     }
 }

@@ -59,9 +59,35 @@ extension CoreLocationRules {
         case .restricted, .denied:
             return GateVerdict(.denied, .openSettings)
         }
+        if feature.delivery == .modern && context.hasServiceSessions, let verdict = sessionVerdict(for: feature, tier: tier, state: state) {
+            return verdict
+        }
         if feature.needsFullAccuracy && state.effectiveAccuracy == .reduced {
             return GateVerdict(.reducedAccuracy, context.declaresAnyPurposeKey ? .requestTemporaryFullAccuracy : .openSettings)
         }
         return .authorized
+    }
+
+    /// SPEC §11's rows for a `modern` feature the status table enabled, on a platform and
+    /// version with sessions: what the modern APIs need beyond the authorization.
+    private static func sessionVerdict(for feature: Feature, tier: Tier, state: DeviceState) -> GateVerdict? {
+        let sessions = state.sessionState
+        if state.context.requiresExplicitServiceSession && !sessions.holdsEffectiveAuthorizingSession {
+            return GateVerdict(.serviceSessionRequired, .startServiceSession)
+        }
+        if tier == .always && !sessions.holdsEffectiveAlwaysSession {
+            return GateVerdict(.alwaysSessionRequired, .startAlwaysSession)
+        }
+        let alwaysInForce = state.status == .authorizedAlways && sessions.holdsEffectiveAlwaysSession
+        if tier == .whenInUse && feature.background && !sessions.backgroundActivityEffective && state.status.isAuthorized && !alwaysInForce {
+            if !state.context.declaresBackgroundLocationMode {
+                return GateVerdict(.insufficientlyInUse, .fixBackgroundModes, missingKeys: [UsageDescriptionKey.backgroundModes])
+            }
+            return GateVerdict(.insufficientlyInUse, .startBackgroundActivity)
+        }
+        if feature.services.contains(.regionMonitoring) && sessions.monitorLimited {
+            return GateVerdict(.monitorLimitExceeded, .none)
+        }
+        return nil
     }
 }

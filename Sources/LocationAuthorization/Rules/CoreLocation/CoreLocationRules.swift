@@ -1,16 +1,26 @@
-/// Core Location's rules (SPEC §2-§4, ids A, P, E, S, T, G, O, K, C): the first platform
-/// behind `PlatformRules`. The rules themselves are methods of `DeviceState` in
-/// `DeviceState+CoreLocationRules.swift`, each citing its id; the gate's table is in
-/// `CoreLocationRules+Gate.swift`.
+/// Core Location's rules (SPEC §2-§4, ids A, P, E, S, T, G, O, K, C; §11, ids V): the first
+/// platform behind `PlatformRules`. The rules themselves are methods of `DeviceState` in
+/// `DeviceState+CoreLocationRules.swift` and `DeviceState+ServiceSessionRules.swift`, each
+/// citing its id; the gate's table is in `CoreLocationRules+Gate.swift`.
 public enum CoreLocationRules: PlatformRules {
+    /// V1's relaunch window closes before the event, the event's own rule applies, then V2 asks
+    /// for an active session's unmet goal. Works on a copy, so a rejected event changes nothing.
     public static func apply(_ event: LocationEvent, to state: inout DeviceState) throws(AuthorizationRejection) -> [Effect] {
+        var next = state
+        var effects = next.closeRelaunchWindow(before: event)
+        effects += try applyRule(event, to: &next)
+        effects += next.askForSessionGoals()
+        state = next
+        return effects
+    }
+
+    private static func applyRule(_ event: LocationEvent, to state: inout DeviceState) throws(AuthorizationRejection) -> [Effect] {
         let before = state
         var effects: [Effect]
         var needsEffect = true
         switch event {
         case .contextReported(let report):
-            state.applyContext(report)
-            effects = []
+            effects = state.applyContext(report)
             needsEffect = false
         case .authorizationRequested(let request):
             effects = try state.applyRequest(request)
@@ -19,8 +29,7 @@ public enum CoreLocationRules: PlatformRules {
         case .alwaysEventOccurred:
             effects = state.applyAlwaysEvent()
         case .appStateChanged(let appState, let indicator):
-            state.applyAppState(appState, backgroundIndicator: indicator)
-            effects = []
+            effects = state.applyAppState(appState, backgroundIndicator: indicator)
             needsEffect = false
         case .settingsChanged(let authorization, let preciseLocation):
             try state.applySettings(authorization: authorization, preciseLocation: preciseLocation)
@@ -38,6 +47,14 @@ public enum CoreLocationRules: PlatformRules {
             needsEffect = false
         case .statusObserved(let status, let accuracy):
             return state.applyObservation(status, accuracy: accuracy)
+        case .serviceSessionChanged(let change):
+            effects = try state.applySessionChange(change)
+            needsEffect = false
+        case .backgroundActivityChanged(let active):
+            effects = state.applyBackgroundActivity(active: active)
+            needsEffect = false
+        case .diagnosticObserved(let diagnostic):
+            return state.applyDiagnostic(diagnostic)
         }
         if state.authorization != .authorizedWhenInUse { state.inferredAllowWhileUsing = false }
         if before.status != state.status {
@@ -55,8 +72,9 @@ public enum CoreLocationRules: PlatformRules {
 }
 
 extension DeviceState {
-    /// Whether the app counts as in use: macOS apps always do (004), so S1 never applies there.
+    /// Whether the app counts as in use: macOS apps always do (004), so S1 never applies there;
+    /// a held background activity session counts as use (V5).
     public var isInUse: Bool {
-        context.effectivePlatform == .macOS || inUse
+        context.effectivePlatform == .macOS || inUse || sessionState.backgroundActivity
     }
 }

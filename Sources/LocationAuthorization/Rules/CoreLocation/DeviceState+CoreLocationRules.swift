@@ -3,7 +3,7 @@ extension DeviceState {
 
     /// C1: fields left out keep their value; the first report of `defaultAccuracyReduced` sets the
     /// starting accuracy (NSLocationDefaultAccuracyReduced).
-    mutating func applyContext(_ report: DeviceContext) {
+    mutating func applyContext(_ report: DeviceContext) -> [Effect] {
         if let reduced = report.defaultAccuracyReduced, context.defaultAccuracyReduced == nil, reduced {
             accuracy = .reduced
         }
@@ -13,6 +13,16 @@ extension DeviceState {
         if let keys = report.usageDescriptions { context.usageDescriptions = keys }
         if let keys = report.temporaryUsagePurposeKeys { context.temporaryUsagePurposeKeys = keys }
         if let reduced = report.defaultAccuracyReduced { context.defaultAccuracyReduced = reduced }
+        if let explicit = report.requireExplicitServiceSession { context.requireExplicitServiceSession = explicit }
+        if let mode = report.backgroundLocationMode { context.backgroundLocationMode = mode }
+        // V2: a new build may bring the missing key; report it again if not.
+        sessionState.promptFailureReported = false
+        // A context without the APIs (an unusual report, such as another OS version) holds none.
+        if !context.hasServiceSessions || !context.hasBackgroundActivitySessions {
+            return dropUnsupportedSessions()
+        }
+        // V1: a launch may come without `terminated`.
+        return suspendSessionsForRelaunch()
     }
 
     // MARK: - A rules
@@ -167,6 +177,8 @@ extension DeviceState {
             // P6.
             temporaryFullAccuracy = true
         case (.fullAccuracy, .keepReducedAccuracy):
+            // V2: no session held now asks again.
+            declineFullAccuracyForHeldSessions()
             return [.noEffect(.unchanged)]
         default:
             // Unreachable: offeredChoices lists only the pairs above. Kept as a no-op, not a trap.
@@ -208,10 +220,24 @@ extension DeviceState {
 
     /// S1: leaving use ends Allow Once (back to notDetermined, escalation reset as for a new
     /// install, *decision*) and temporary full accuracy. A pending prompt stays pending.
-    mutating func applyAppState(_ state: AppState, backgroundIndicator: Bool) {
+    /// V1 and V2 ride along: `terminated` suspends sessions for a relaunch, the foreground
+    /// activates sessions that waited for it.
+    mutating func applyAppState(_ state: AppState, backgroundIndicator: Bool) -> [Effect] {
         let wasInUse = isInUse
         inUse = state == .foreground || (state == .background && backgroundIndicator)
-        guard wasInUse && !isInUse else { return }
+        inForeground = state == .foreground
+        var effects: [Effect] = []
+        switch state {
+        case .terminated: effects = suspendSessionsForRelaunch()
+        case .foreground: effects = activateWaitingSessions()
+        case .background: break
+        }
+        if wasInUse && !isInUse { leaveUse() }
+        return effects
+    }
+
+    /// S1's consequences of the app no longer being in use.
+    mutating func leaveUse() {
         if temporary {
             authorization = .notDetermined
             temporary = false
