@@ -59,6 +59,54 @@ public final class EventRecorder: Sendable {
         try record(.appStateChanged(state, backgroundIndicator: backgroundIndicator))
     }
 
+    /// The app created a `CLServiceSession` (iOS 18 and later, V1). `key` is the app's own name
+    /// for the workflow the session serves (1 to 64 of `[A-Za-z0-9._-]`), the same at every
+    /// launch: a session re-created under its key right after a relaunch is the re-take Core
+    /// Location expects, and layered sessions keep apart. `fullAccuracyPurposeKey` is the one
+    /// given to `init(authorization:fullAccuracyPurposeKey:)`. Record it before creating the
+    /// session, so that the server sees the goal before the prompt Core Location may show for it
+    /// (`RecordedServiceSession` does both). A key out of bounds throws `.invalidEvent`.
+    @discardableResult
+    public func sessionStarted(
+        _ key: String, requirement: SessionRequirement, fullAccuracyPurposeKey: String? = nil
+    ) throws(EventQueueError) -> EventSubmission {
+        try record(.serviceSessionChanged(.started(key, requirement, fullAccuracyPurposeKey: fullAccuracyPurposeKey)))
+    }
+
+    /// The app called `invalidate()` on the `CLServiceSession` it started under `key`, or
+    /// released it: the session ends, and Core Location no longer acts on its goal.
+    @discardableResult
+    public func sessionInvalidated(_ key: String) throws(EventQueueError) -> EventSubmission {
+        try record(.serviceSessionChanged(.invalidated(key)))
+    }
+
+    /// The app created (`true`) or invalidated (`false`) a `CLBackgroundActivitySession` (V5),
+    /// which keeps a When In Use app in use in the background. Record `true` before creating the
+    /// session (`RecordedBackgroundActivitySession` does both).
+    @discardableResult
+    public func backgroundActivity(active: Bool) throws(EventQueueError) -> EventSubmission {
+        try record(.backgroundActivityChanged(active: active))
+    }
+
+    /// A diagnostic arrived from a service session (`session`: the key it was started under),
+    /// a `CLLocationUpdate.liveUpdates` sequence, a `CLMonitor` or a background activity session
+    /// (V4). `flags` are the diagnostic properties that were true; an empty set says all were
+    /// false, which is news too (a restriction lifted, Location Services back on).
+    ///
+    /// Only what the source's Apple type has is sent, as the server requires: flags outside
+    /// `source.allowedFlags` are left out, and so is `session` for any source other than
+    /// `serviceSession`, which needs it (without it: `.invalidEvent`). The adapter's
+    /// `Diagnostic` initializers read the flags from Core Location's types
+    /// (`Diagnostic(update)` for a `CLLocationUpdate`).
+    @discardableResult
+    public func diagnostic(
+        _ source: DiagnosticSource, session: String? = nil, flags: Set<DiagnosticFlag>
+    ) throws(EventQueueError) -> EventSubmission {
+        let diagnostic = Diagnostic(
+            source: source, session: source == .serviceSession ? session : nil, flags: flags.intersection(source.allowedFlags))
+        return try record(.diagnosticObserved(diagnostic))
+    }
+
     /// Any other event, such as a prompt answer the app learned of, or a Settings change.
     /// `expectedVersion` is for apps that track the stream's version (a conflict is refused
     /// and reported by the sender, not retried).

@@ -20,6 +20,16 @@ struct SimulateCommand: AsyncParsableCommand {
     @Option(help: "First device index (to add to an earlier population)") var firstDevice = 0
     @Flag(help: "Report as a real app does: statuses the delegate observes, never the button tapped (O2 infers the answers)")
     var observationsOnly = false
+    @Option(help: ArgumentHelp(
+        "Share of devices, 0 to 1, on iOS 18, iPadOS 18, watchOS 11 or visionOS 2 whose app uses service sessions (SPEC §11)",
+        discussion: """
+            Those apps hold CLServiceSessions (some declaring NSLocationRequireExplicitServiceSession, some \
+            relying on implicit sessions), let Core Location prompt for them, run in the background with a \
+            CLBackgroundActivitySession, are relaunched and re-take their sessions or not, and report \
+            diagnostics from sessions, live updates and monitors. The other devices are the same whatever \
+            the share; 0 gives the population without them.
+            """))
+    var modernShare = PopulationSimulator.defaultModernShare
     @Flag(help: "No progress bar") var quiet = false
 
     func validate() throws {
@@ -27,11 +37,12 @@ struct SimulateCommand: AsyncParsableCommand {
         guard devices > 0, (1...GateService.maxBatchEvents).contains(batch), concurrency > 0 else {
             throw ValidationError("--devices and --concurrency must be positive, --batch 1 to \(GateService.maxBatchEvents)")
         }
+        guard (0...1).contains(modernShare) else { throw ValidationError("--modern-share must be from 0 to 1") }
     }
 
     func run() async throws {
         guard let appID = UUID(uuidString: app) else { return }
-        let simulator = PopulationSimulator(seed: seed, observationsOnly: observationsOnly)
+        let simulator = PopulationSimulator(seed: seed, observationsOnly: observationsOnly, modernShare: modernShare)
         // The bar redraws one line: only on a terminal; logs and CI get the final report alone.
         let progress = ProgressBar(total: devices, enabled: !quiet && isatty(STDERR_FILENO) == 1)
         let clock = ContinuousClock()

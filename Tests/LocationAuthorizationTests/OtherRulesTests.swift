@@ -186,3 +186,25 @@ struct OtherRulesTests {
         #expect(observed.status == .authorizedAlways)
     }
 }
+
+@Suite("S1: prompts that need a grant end with it", .timeLimit(.minutes(1)))
+struct PromptsNeedingAGrantTests {
+    @Test("S1 a pending alwaysUpgrade or fullAccuracy ends when the authorization becomes notDetermined, by S1 or by O1")
+    func s1EndsPendingEscalation() {
+        var lapsed = makeDevice(.iOS, "17.4", purposeKeys: ["Nav"])
+        lapsed.accept([requestWhenInUse, respond(.allowOnce), .settingsChanged(authorization: nil, preciseLocation: false)])
+        lapsed.accept(.authorizationRequested(.temporaryFullAccuracy("Nav")))
+        #expect(lapsed.pendingPrompt == .fullAccuracy)
+        lapsed.accept(background)
+        #expect(lapsed.authorization == .notDetermined && lapsed.pendingPrompt == nil)
+        var observed = whenInUseDevice(.iOS, "17.4")
+        observed.accept(requestAlways)
+        #expect(observed.pendingPrompt == .alwaysUpgrade)
+        observed.accept(.statusObserved(.notDetermined, accuracy: nil))
+        #expect(observed.pendingPrompt == nil)
+        // A When In Use prompt may still be on screen: it stays.
+        var asking = makeDevice(.iOS, "17.4")
+        asking.accept([requestWhenInUse, .statusObserved(.notDetermined, accuracy: nil)])
+        #expect(asking.pendingPrompt == .whenInUse)
+    }
+}

@@ -263,3 +263,36 @@ struct ServiceSessionRulesTests {
         #expect(Effect.sessionPrompts(in: [.promptShown(.whenInUse)], of: .appStateChanged) == [.whenInUse])
     }
 }
+
+@Suite("Service sessions: edges of V1, V2 and V5", .timeLimit(.minutes(1)))
+struct ServiceSessionEdgeTests {
+    @Test("V5 a relaunch that drops a background activity which kept the app in use applies S1")
+    func relaunchEndsAllowOnce() {
+        var state = makeDevice(.iOS, "18.0")
+        state.accept([requestWhenInUse, respond(.allowOnce), .backgroundActivityChanged(active: true), background])
+        #expect(state.temporary)
+        #expect(state.accept(.contextReported(DeviceContext())) == [.statusChanged(from: .authorizedWhenInUse, to: .notDetermined)])
+        #expect(state.sessionState.backgroundActivityResumable && !state.temporary)
+    }
+
+    @Test("V2 a purpose key the build no longer declares asks nothing; V5 a held activity started again is no change")
+    func declaredAtAskTime() {
+        var state = makeDevice(.iOS, "18.0", purposeKeys: ["Nav"])
+        state.accept([requestWhenInUse, respond(.allowWhileUsing), .settingsChanged(authorization: nil, preciseLocation: false)])
+        state.accept(.contextReported(DeviceContext(temporaryUsagePurposeKeys: [], backgroundLocationMode: true)))
+        state.accept(foreground)
+        #expect(state.accept(startSession("nav", .whenInUse, purposeKey: "Nav")) == [
+            .failed(.missingPurposeKey, keys: ["Nav"]), .sessionChanged(session: "nav", active: true),
+        ])
+        state.accept(.contextReported(DeviceContext(temporaryUsagePurposeKeys: ["Nav"])))
+        // The session whose key failed K3 never asks, even re-taken; a new one does.
+        state.accept(startSession("nav", .whenInUse, purposeKey: "Nav"))
+        #expect(state.pendingPrompt == nil)
+        state.accept(startSession("nav2", .whenInUse, purposeKey: "Nav"))
+        #expect(state.pendingPrompt == .fullAccuracy)
+        state.accept(respond(.allowFullAccuracy))
+        #expect(state.accept(.backgroundActivityChanged(active: true)).isEmpty)
+        #expect(state.accept(.backgroundActivityChanged(active: true)).isEmpty)
+        #expect(state.sessionState.backgroundActivity)
+    }
+}

@@ -125,6 +125,7 @@ struct AnalyticsTests {
             #expect(escalation["permanentAlways"] as? Int == 3)
             #expect(escalation["provisional"] as? Int == 1)
             #expect(escalation["provisionalToPermanent"] as? Int == 1)
+            #expect(escalation["effectiveAlways"] as? Int == 0, "no device holds a session")
             let settings = try #require(Self.rows(try await api.call(.get, "/v1/analytics/settings", key: key)).first)
             #expect(settings["upgrades"] as? Int == 1 && settings["downgrades"] as? Int == 1)
             let statuses = Self.rows(try await api.call(.get, "/v1/analytics/statuses", key: key))
@@ -144,8 +145,8 @@ struct AnalyticsTests {
             let reply = try await api.call(.get, "/v1/analytics/prompts?groupBy=platform", key: key, headers: [.accept: "text/csv"])
             #expect(reply.headers[.contentType]?.hasPrefix("text/csv") == true)
             let lines = reply.text.split(separator: "\n")
-            #expect(lines.first == "platform,prompt,shown,answered,inferred,choices,grantRate,alwaysRate")
-            #expect(lines.contains { $0.hasPrefix("macOS,whenInUse,1,1,0,\"{\"\"dontAllow\"\":1}\",0,0") }, "\(reply.text)")
+            #expect(lines.first == "platform,prompt,shown,sessionShown,answered,inferred,choices,grantRate,alwaysRate")
+            #expect(lines.contains { $0.hasPrefix("macOS,whenInUse,1,0,1,0,\"{\"\"dontAllow\"\":1}\",0,0") }, "\(reply.text)")
             let settings = try await api.call(.get, "/v1/analytics/settings", key: key, headers: [.accept: "text/csv"])
             #expect(settings.text == "upgrades,downgrades\n1,1\n")
             // An ingest key may not read analytics.

@@ -46,6 +46,7 @@ struct EventBatchReaderTests {
                 switch event {
                 case .contextReported: true
                 case .authorizationRequested(let request): request.purposeKey != nil
+                case .serviceSessionChanged, .diagnosticObserved: true
                 default: false
                 }
             }

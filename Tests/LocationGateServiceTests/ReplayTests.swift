@@ -43,23 +43,30 @@ struct ReplayTests {
         }
         #expect(try await replay.verify().isEmpty)
 
-        // Tamper with one device as a rule change would: the stored state says denied.
+        // Tamper with one device as a rule change would: the stored state says denied (of a
+        // device that is not denied in the log).
+        let target = try #require(try await pool.query(
+            """
+            SELECT user_id, device_id FROM device_states WHERE app_id = \(appID) AND status <> 'denied'
+            ORDER BY user_id, device_id LIMIT 1
+            """
+        ).map { (try $0.decode(0, as: String.self), try $0.decode(1, as: String.self)) }.first)
         var tampered = DeviceState()
         tampered.authorization = .denied
         let text = String(decoding: try JSONEncoder().encode(tampered), as: UTF8.self)
         try await pool.query(
             """
             UPDATE device_states SET state = \(PostgresJSON(text)), status = 'denied'
-            WHERE app_id = \(appID) AND user_id = 'user-0' AND device_id = 'device-0'
+            WHERE app_id = \(appID) AND user_id = \(target.0) AND device_id = \(target.1)
             """)
         let differences = try await replay.verify()
         // The device, and the maintained counts that no longer count device_states.
-        #expect(differences.count == 2 && differences.first?.subject.hasSuffix("/user-0/device-0") == true)
+        #expect(differences.count == 2 && differences.first?.subject.hasSuffix("/\(target.0)/\(target.1)") == true)
         #expect(differences.last?.subject == "device_counts", "\(differences)")
         let diff = try await replay.diff()
         #expect(diff.devices == 300 && diff.devicesChanged == 1)
         #expect(diff.changes.keys.allSatisfy { $0.contains(": denied -> ") }, "\(diff.changes)")
-        #expect(diff.samples.first?.contains("/user-0/device-0") == true)
+        #expect(diff.samples.first?.contains("/\(target.0)/\(target.1)") == true)
         _ = try await replay.rebuild()
         #expect(try await replay.verify().isEmpty)
 

@@ -234,7 +234,7 @@ public struct AnalyticsQuery: Sendable {
         } else {
             rows = try connection.query(
                 """
-                SELECT \(unescaped: (columns + ["sum(c.devices)::bigint"]).joined(separator: ", "))
+                SELECT \(unescaped: (columns + ["coalesce(sum(c.devices), 0)::bigint"]).joined(separator: ", "))
                 FROM device_counts c JOIN device_state_kinds k ON k.state_id = c.state_id
                 WHERE c.app_id = \(appID) AND c.status = 'authorizedAlways' AND k.state @? \(Self.effectiveAlwaysPath)::jsonpath
                 \(unescaped: group)

@@ -22,101 +22,111 @@ public struct SplitMix64: RandomNumberGenerator, Sendable {
 /// answered at plausible rates, Allow Once expiring, escalations, Always events, Settings
 /// changes and delegate reports. Every event is checked against the reducer as it is made, so
 /// the whole population passes the real ingest path without a rejection.
+///
+/// A share of the devices (`modernShare`) run iOS 18, iPadOS 18, watchOS 11 or visionOS 2 with
+/// an app that uses the iOS 18 APIs (SPEC §11): service sessions, Core Location's own prompts,
+/// background activity sessions, relaunches and diagnostics
+/// (`PopulationSimulator+ServiceSessions.swift`). Whether a device is one of them is drawn from a
+/// generator of its own, so the other devices are exactly those of a population without them
+/// (`modernShare: 0`).
 public struct PopulationSimulator: Sendable {
     public var seed: UInt64
     public var start: Date
     public var span: TimeInterval
     /// Report as a real app does (O2): never `promptResponded`, but the status the delegate
-    /// reports after the person answered. Answers that change nothing visible stay unanswered.
+    /// reports after the person answered (or, for the answers a delegate cannot see, the
+    /// diagnostic a service session reports, V4). Answers that change nothing visible stay
+    /// unanswered.
     public var observationsOnly: Bool
+    /// The share of devices (0 to 1) whose app uses service sessions and diagnostics (SPEC §11).
+    public var modernShare: Double
+
+    /// The share of `locgate simulate` unless told otherwise.
+    public static let defaultModernShare = 0.3
 
     public init(
         seed: UInt64 = 42, start: Date = Date(timeIntervalSince1970: 1_793_000_000), span: TimeInterval = 60 * 86_400,
-        observationsOnly: Bool = false
+        observationsOnly: Bool = false, modernShare: Double = PopulationSimulator.defaultModernShare
     ) {
         self.seed = seed
         self.start = start
         self.span = span
         self.observationsOnly = observationsOnly
+        self.modernShare = modernShare
     }
 
     /// The events of device `index`, in order.
     public func device(_ index: Int) -> [EventSubmission] {
         var random = SplitMix64(seed: seed &+ UInt64(index) &* 0x2545_F491_4F6C_DD1D)
-        let userID = "user-\(index / 2)"
-        let deviceID = "device-\(index)"
-        var clock = start.addingTimeInterval(Double.random(in: 0..<(span * 0.8), using: &random))
-        var state = DeviceState()
-        var events: [EventSubmission] = []
+        let clock = start.addingTimeInterval(Double.random(in: 0..<(span * 0.8), using: &random))
+        var device = SimulatedDevice(
+            random: random, userID: "user-\(index / 2)", deviceID: "device-\(index)", clock: clock,
+            observationsOnly: observationsOnly)
+        if usesServiceSessions(index) {
+            var script = ServiceSessionScript(device: device)
+            script.run()
+            return script.device.events
+        }
+        Self.simulateLocationManager(&device)
+        return device.events
+    }
 
-        let observationsOnly = self.observationsOnly
-        func emit(_ event: LocationEvent) {
-            var event = event
-            if observationsOnly, case .promptResponded = event {
-                var answered = state
-                guard (try? answered.apply(event)) != nil else { return }
-                event = .statusObserved(answered.status, accuracy: answered.effectiveAccuracy)
-            }
-            guard (try? state.apply(event)) != nil else { return }
-            events.append(EventSubmission(id: UUID(random: &random), userId: userID, deviceId: deviceID, occurredAt: clock, event: event))
-            clock.addTimeInterval(Double.random(in: 1...3600, using: &random))
-        }
-        func chance(_ probability: Double) -> Bool { Double.random(in: 0..<1, using: &random) < probability }
-        func answer(_ weights: [(PromptChoice, Double)]) {
-            guard let prompt = state.pendingPrompt else { return }
-            let offered = prompt.offeredChoices(in: state.context)
-            let options = weights.filter { offered.contains($0.0) }
-            let total = options.reduce(0) { $0 + $1.1 }
-            var pick = Double.random(in: 0..<max(total, 0.0001), using: &random)
-            for (choice, weight) in options {
-                pick -= weight
-                if pick < 0 {
-                    emit(.promptResponded(choice))
-                    return
-                }
-            }
-            if let first = offered.first { emit(.promptResponded(first)) }
-        }
+    /// Whether device `index` is one of the `modernShare`: drawn from a generator of its own, so
+    /// that the draws of every other device are those of a population without them.
+    public func usesServiceSessions(_ index: Int) -> Bool {
+        guard modernShare > 0 else { return false }
+        var chooser = SplitMix64(seed: (seed ^ 0x6A09_E667_F3BC_C909) &+ UInt64(index) &* 0xD1B5_4A32_D192_ED03)
+        return Double.random(in: 0..<1, using: &chooser) < modernShare
+    }
 
-        let context = Self.context(&random)
-        emit(.contextReported(context))
-        emit(.appStateChanged(.foreground, backgroundIndicator: false))
-        if chance(0.03) { emit(.statusObserved(.notDetermined, accuracy: nil)) }
-        emit(.authorizationRequested(chance(0.7) ? .whenInUse : .always))
-        answer([(.allowWhileUsing, 0.55), (.allowOnce, 0.2), (.dontAllow, 0.25), (.allowAlways, 0.3)])
-        if state.temporary && chance(0.6) {
-            emit(.appStateChanged(.background, backgroundIndicator: false))
-            emit(.appStateChanged(.foreground, backgroundIndicator: false))
-            if state.status == .notDetermined {
-                emit(.authorizationRequested(.whenInUse))
-                answer([(.allowWhileUsing, 0.6), (.allowOnce, 0.2), (.dontAllow, 0.2)])
+    /// A device whose app asks with `CLLocationManager`'s request methods alone, on every
+    /// platform and OS of the mix.
+    static func simulateLocationManager(_ device: inout SimulatedDevice) {
+        let context = Self.context(&device.random)
+        device.emit(.contextReported(context))
+        device.emit(.appStateChanged(.foreground, backgroundIndicator: false))
+        if device.chance(0.03) { device.emit(.statusObserved(.notDetermined, accuracy: nil)) }
+        let request: AuthorizationRequest = device.chance(0.7) ? .whenInUse : .always
+        device.emit(.authorizationRequested(request))
+        device.answer([(.allowWhileUsing, 0.55), (.allowOnce, 0.2), (.dontAllow, 0.25), (.allowAlways, 0.3)])
+        if device.state.temporary && device.chance(0.6) {
+            device.emit(.appStateChanged(.background, backgroundIndicator: false))
+            device.emit(.appStateChanged(.foreground, backgroundIndicator: false))
+            if device.state.status == .notDetermined {
+                device.emit(.authorizationRequested(.whenInUse))
+                device.answer([(.allowWhileUsing, 0.6), (.allowOnce, 0.2), (.dontAllow, 0.2)])
             }
         }
-        if state.status == .authorizedWhenInUse && !state.temporary && chance(0.45) {
-            emit(.authorizationRequested(.always))
-            answer([(.keepOnlyWhileUsing, 0.6), (.changeToAlwaysAllow, 0.4)])
+        if device.state.status == .authorizedWhenInUse && !device.state.temporary && device.chance(0.45) {
+            device.emit(.authorizationRequested(.always))
+            device.answer([(.keepOnlyWhileUsing, 0.6), (.changeToAlwaysAllow, 0.4)])
         }
-        if state.provisional && chance(0.7) {
-            emit(.alwaysEventOccurred([AlwaysService.regionMonitoring, .visits, .significantChange][Int.random(in: 0...2, using: &random)]))
-            answer([(.keepOnlyWhileUsing, 0.5), (.changeToAlwaysAllow, 0.5)])
+        if device.state.provisional && device.chance(0.7) {
+            let service = [AlwaysService.regionMonitoring, .visits, .significantChange][Int.random(in: 0...2, using: &device.random)]
+            device.emit(.alwaysEventOccurred(service))
+            device.answer([(.keepOnlyWhileUsing, 0.5), (.changeToAlwaysAllow, 0.5)])
         }
-        if state.status == .authorizedAlways && chance(0.3) { emit(.alwaysEventOccurred(.regionMonitoring)) }
-        if state.accuracy == .reduced && state.status.isAuthorized && chance(0.5) {
-            emit(.authorizationRequested(.temporaryFullAccuracy("Navigation")))
-            answer([(.allowFullAccuracy, 0.7), (.keepReducedAccuracy, 0.3)])
+        if device.state.status == .authorizedAlways && device.chance(0.3) { device.emit(.alwaysEventOccurred(.regionMonitoring)) }
+        if device.state.accuracy == .reduced && device.state.status.isAuthorized && device.chance(0.5) {
+            device.emit(.authorizationRequested(.temporaryFullAccuracy("Navigation")))
+            device.answer([(.allowFullAccuracy, 0.7), (.keepReducedAccuracy, 0.3)])
         }
-        if chance(0.5) { emit(.statusObserved(state.status, accuracy: state.effectiveAccuracy)) }
-        if chance(0.12) {
+        if device.chance(0.5) {
+            let status = device.state.status
+            let accuracy = device.state.effectiveAccuracy
+            device.emit(.statusObserved(status, accuracy: accuracy))
+        }
+        if device.chance(0.12) {
             let settings: [SettingsAuthorization] = [.never, .askNextTime, .whileUsing, .always]
-            let choice = settings[Int.random(in: 0..<settings.count, using: &random)]
+            let choice = settings[Int.random(in: 0..<settings.count, using: &device.random)]
             if choice != .always || (context.platform != .tvOS && context.platform != .visionOS) {
-                emit(.settingsChanged(authorization: choice, preciseLocation: chance(0.2) ? false : nil))
+                let precise: Bool? = device.chance(0.2) ? false : nil
+                device.emit(.settingsChanged(authorization: choice, preciseLocation: precise))
             }
         }
-        if chance(0.03) { emit(.locationServicesChanged(enabled: false)) }
-        if chance(0.01) { emit(.restrictionChanged(restricted: true)) }
-        if chance(0.4) { emit(.appStateChanged(.terminated, backgroundIndicator: false)) }
-        return events
+        if device.chance(0.03) { device.emit(.locationServicesChanged(enabled: false)) }
+        if device.chance(0.01) { device.emit(.restrictionChanged(restricted: true)) }
+        if device.chance(0.4) { device.emit(.appStateChanged(.terminated, backgroundIndicator: false)) }
     }
 
     static func context(_ random: inout SplitMix64) -> DeviceContext {
@@ -140,6 +150,76 @@ public struct PopulationSimulator: Sendable {
             appVersion: appVersions[Int.random(in: 0..<appVersions.count, using: &random)],
             usageDescriptions: keys, temporaryUsagePurposeKeys: ["Navigation"],
             defaultAccuracyReduced: Double.random(in: 0..<1, using: &random) < 0.15)
+    }
+}
+
+/// One device being simulated: its stream, the state the reducer gives it, and its generator.
+struct SimulatedDevice {
+    var random: SplitMix64
+    let userID: String
+    let deviceID: String
+    var clock: Date
+    let observationsOnly: Bool
+    var state = DeviceState()
+    var events: [EventSubmission] = []
+
+    init(random: SplitMix64, userID: String, deviceID: String, clock: Date, observationsOnly: Bool) {
+        self.random = random
+        self.userID = userID
+        self.deviceID = deviceID
+        self.clock = clock
+        self.observationsOnly = observationsOnly
+    }
+
+    /// Appends the event if the reducer takes it (else nothing happens) and returns its effects.
+    /// With `observationsOnly`, an answer is reported as the status the delegate then sees.
+    @discardableResult
+    mutating func emit(_ event: LocationEvent) -> [Effect]? {
+        var event = event
+        if observationsOnly, case .promptResponded = event {
+            var answered = state
+            guard (try? answered.apply(event)) != nil else { return nil }
+            event = .statusObserved(answered.status, accuracy: answered.effectiveAccuracy)
+        }
+        guard let effects = try? state.apply(event) else { return nil }
+        let id = UUID(random: &random)
+        events.append(EventSubmission(id: id, userId: userID, deviceId: deviceID, occurredAt: clock, event: event))
+        clock.addTimeInterval(Double.random(in: 1...3600, using: &random))
+        return effects
+    }
+
+    mutating func chance(_ probability: Double) -> Bool {
+        Double.random(in: 0..<1, using: &random) < probability
+    }
+
+    /// A uniform draw in 0..<1.
+    mutating func uniform() -> Double {
+        Double.random(in: 0..<1, using: &random)
+    }
+
+    /// One of `count` items, uniformly.
+    mutating func index(below count: Int) -> Int {
+        Int.random(in: 0..<count, using: &random)
+    }
+
+    /// The person's choice at the pending prompt, by weight among the choices it offers; nil
+    /// (and no draw) when no prompt is pending.
+    mutating func pick(_ weights: [(PromptChoice, Double)]) -> PromptChoice? {
+        guard let prompt = state.pendingPrompt else { return nil }
+        let offered = prompt.offeredChoices(in: state.context)
+        let options = weights.filter { offered.contains($0.0) }
+        let total = options.reduce(0) { $0 + $1.1 }
+        var pick = Double.random(in: 0..<max(total, 0.0001), using: &random)
+        for (choice, weight) in options {
+            pick -= weight
+            if pick < 0 { return choice }
+        }
+        return offered.first
+    }
+
+    /// Answers the pending prompt, if any.
+    mutating func answer(_ weights: [(PromptChoice, Double)]) {
+        if let choice = pick(weights) { emit(.promptResponded(choice)) }
     }
 }
 

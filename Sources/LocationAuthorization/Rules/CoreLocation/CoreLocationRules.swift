@@ -9,6 +9,7 @@ public enum CoreLocationRules: PlatformRules {
         var next = state
         var effects = next.closeRelaunchWindow(before: event)
         effects += try applyRule(event, to: &next)
+        next.endPromptsThatNeedAGrant()
         effects += next.askForSessionGoals()
         state = next
         return effects
@@ -72,6 +73,17 @@ public enum CoreLocationRules: PlatformRules {
 }
 
 extension DeviceState {
+    /// S1: a pending `alwaysUpgrade`, `alwaysSecond` or `fullAccuracy` ends whenever the
+    /// authorization becomes notDetermined (by S1, O1 or V4); a `whenInUse` or first Always
+    /// prompt may still be on screen and stays.
+    mutating func endPromptsThatNeedAGrant() {
+        guard authorization == .notDetermined, let prompt = pendingPrompt else { return }
+        switch prompt {
+        case .alwaysUpgrade, .alwaysSecond, .fullAccuracy: pendingPrompt = nil
+        case .whenInUse, .alwaysFirst, .legacyAlways: break
+        }
+    }
+
     /// Whether the app counts as in use: macOS apps always do (004), so S1 never applies there;
     /// a held background activity session counts as use (V5).
     public var isInUse: Bool {

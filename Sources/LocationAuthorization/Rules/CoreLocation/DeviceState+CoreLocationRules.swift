@@ -17,12 +17,14 @@ extension DeviceState {
         if let mode = report.backgroundLocationMode { context.backgroundLocationMode = mode }
         // V2: a new build may bring the missing key; report it again if not.
         sessionState.promptFailureReported = false
-        // A context without the APIs (an unusual report, such as another OS version) holds none.
-        if !context.hasServiceSessions || !context.hasBackgroundActivitySessions {
-            return dropUnsupportedSessions()
-        }
-        // V1: a launch may come without `terminated`.
-        return suspendSessionsForRelaunch()
+        let wasInUse = isInUse
+        // A context without the APIs (an unusual report, such as another OS version) holds
+        // none; otherwise V1: a launch may come without `terminated`.
+        let effects = !context.hasServiceSessions || !context.hasBackgroundActivitySessions
+            ? dropUnsupportedSessions() : suspendSessionsForRelaunch()
+        // A background activity that kept the app in use is no longer held (S1).
+        if wasInUse && !isInUse { leaveUse() }
+        return effects
     }
 
     // MARK: - A rules

@@ -140,7 +140,10 @@ extension DeviceState {
             return [.promptShown(.alwaysUpgrade)]
         }
         if status.isAuthorized && accuracy == .reduced && !temporaryFullAccuracy
-            && active.contains(where: { $0.fullAccuracyPurposeKey != nil && !$0.fullAccuracyDeclined }) {
+            && active.contains(where: { session in
+                guard let purposeKey = session.fullAccuracyPurposeKey else { return false }
+                return !session.fullAccuracyDeclined && context.declaresPurposeKey(purposeKey)
+            }) {
             pendingPrompt = .fullAccuracy
             return [.promptShown(.fullAccuracy)]
         }
@@ -174,10 +177,11 @@ extension DeviceState {
             if wasInUse && !isInUse { leaveUse() }
             return []
         }
+        if sessionState.backgroundActivity { return [] }
         if !context.declaresBackgroundLocationMode {
             return [.failed(.missingBackgroundMode, keys: [UsageDescriptionKey.backgroundModes])]
         }
-        guard inForeground || sessionState.backgroundActivityResumable || sessionState.backgroundActivity else {
+        guard inForeground || sessionState.backgroundActivityResumable else {
             return [.noEffect(.insufficientlyInUse)]
         }
         sessionState.backgroundActivity = true

@@ -1,0 +1,277 @@
+import Foundation
+import LocationAuthorization
+import LocationGateClient
+import LocationGateTestSupport
+import PostgresClient
+import Testing
+
+/// SPEC §11 end to end: an iOS 18 app's service sessions, diagnostics and background activity,
+/// recorded through `EventRecorder`, queued on disk and sent by `EventSender` to a real
+/// `locgate serve`, and read back from the server's history and device state.
+@Suite("Service sessions and diagnostics from LocationGateClient to a real locgate serve", .timeLimit(.minutes(5)))
+struct SessionEventsEndToEndTests {
+    @Test("Context, foreground, an always session, diagnostics, a layered session invalidated, background activity: versions 1-8 with their effects, and the state holds the session and the activity")
+    func sessionEventsReachTheDeviceState() async throws {
+        try #require(
+            FileManager.default.isExecutableFile(atPath: LocgateServer.binary.path),
+            "build locgate first: \(LocgateServer.binary.path)")
+        let configuration = try await TestDatabase.configuration()
+        let databaseURL = try TestDatabase.serverConfiguration().connectionString
+        // Below Linux's ephemeral ports, apart from ClientEndToEndTests' 12,000-20,000 and
+        // TwoProcessTests' 24,000-32,000, which may run at the same time.
+        let port = 20_000 + Int.random(in: 0..<4_000)
+        let server = try LocgateServer(port: port, databaseURL: databaseURL, databaseName: configuration.overrides["dbname"] ?? "")
+        defer { server.stop() }
+        let ready = await LocgateServer.waitReady(port)
+        try #require(ready, "locgate serve did not become ready on port \(port)")
+
+        let (created, app) = try await LocgateServer.request(
+            "POST", port, "/v1/apps", key: LocgateServer.adminToken, json: #"{"name": "client-sessions"}"#)
+        #expect(created == 201)
+        let adminKey = try #require(app["apiKey"] as? String)
+        let (keyCreated, key) = try await LocgateServer.request("POST", port, "/v1/keys", key: adminKey, json: #"{"scope": "ingest"}"#)
+        #expect(keyCreated == 201)
+        let ingestKey = try #require(key["key"] as? String)
+
+        // What an iOS 18 app records when the person starts navigation.
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let queue = try EventQueue(directory: directory.url)
+        defer { queue.close() }
+        let recorder = EventRecorder(userId: "user-1", deviceId: "iphone-1", queue: queue)
+        let context = DeviceContext(
+            platform: .iOS, osVersion: OSVersion(18, 0), appVersion: "3.1",
+            usageDescriptions: [UsageDescriptionKey.whenInUse, UsageDescriptionKey.alwaysAndWhenInUse],
+            temporaryUsagePurposeKeys: ["nav-precise"], requireExplicitServiceSession: true, backgroundLocationMode: true)
+        var recorded: [EventSubmission] = []
+        recorded.append(try recorder.launched(context: context))
+        recorded.append(try recorder.appState(.foreground))
+        recorded.append(try recorder.sessionStarted("nav", requirement: .always))
+        recorded.append(try recorder.diagnostic(.serviceSession, session: "nav", flags: [.authorizationRequestInProgress]))
+        recorded.append(try recorder.sessionStarted("precise", requirement: .whenInUse, fullAccuracyPurposeKey: "nav-precise"))
+        // A session key and a flag that a live update does not have: the recorder leaves both
+        // out, so the server takes the rest instead of refusing the event.
+        let stationary = try recorder.diagnostic(.liveUpdates, session: "nav", flags: [.stationary, .fullAccuracyDenied])
+        #expect(stationary.event == .diagnosticObserved(Diagnostic(source: .liveUpdates, flags: [.stationary])))
+        recorded.append(stationary)
+        recorded.append(try recorder.sessionInvalidated("precise"))
+        recorded.append(try recorder.backgroundActivity(active: true))
+        #expect(queue.count == 8)
+
+        let baseURL = try #require(URL(string: "http://127.0.0.1:\(port)"))
+        let sender = EventSender(queue: queue, transport: URLSessionEventTransport(baseURL: baseURL, ingestKey: ingestKey, timeout: 5))
+        let flushing = Task { try await sender.flush() }
+        // A deadline, not a wait: a flush that never ends is cancelled, so the test fails
+        // instead of hanging (the watchdog is cancelled as soon as the test is done).
+        let watchdog = Task {
+            try await Task.sleep(for: .seconds(90))
+            flushing.cancel()
+        }
+        defer {
+            watchdog.cancel()
+            flushing.cancel()
+        }
+        let summary = try await flushing.value
+        #expect(summary.delivered == 8 && summary.duplicates == 0 && summary.rejected == 0, "\(summary)")
+        #expect(queue.isEmpty)
+
+        // History: each event stored once, versions 1-8 in recording order, with V1-V5's effects.
+        let path = "/v1/users/user-1/devices/iphone-1"
+        let history = try await waitFor("the server's history of the 8 events") { () async throws -> [[String: Any]]? in
+            let (status, page) = try await LocgateServer.request("GET", port, "\(path)/history", key: adminKey)
+            let entries = page["entries"] as? [[String: Any]] ?? []
+            return status == 200 && entries.count == 8 ? entries : nil
+        }
+        #expect(history.compactMap { $0["version"] as? Int } == Array(1...8))
+        #expect(history.compactMap { $0["id"] as? String } == recorded.map { $0.id.uuidString.lowercased() })
+        #expect(
+            history.compactMap { $0["type"] as? String } == [
+                "contextReported", "appStateChanged", "serviceSessionChanged", "diagnosticObserved",
+                "serviceSessionChanged", "diagnosticObserved", "serviceSessionChanged", "backgroundActivityChanged",
+            ])
+        let expectedEffects: [[String]] = [
+            [],
+            [],
+            // V1: started in use, so active; V2: Core Location asks When In Use first.
+            ["sessionChanged nav active", "promptShown whenInUse"],
+            // V4: a request in progress answers nothing and changes nothing.
+            ["noEffect confirmed"],
+            // Active at once; no second prompt while one is pending.
+            ["sessionChanged precise active"],
+            // V4: stationary describes delivery, not authorization.
+            ["noEffect deliveryOnly"],
+            ["sessionChanged precise inactive"],
+            // V5: started in the foreground with the background mode declared.
+            [],
+        ]
+        #expect(history.map(Self.effects) == expectedEffects)
+        let stored = try #require(history[5]["data"] as? [String: Any])
+        #expect(stored["source"] as? String == "liveUpdates" && stored["flags"] as? [String] == ["stationary"])
+        #expect(stored["session"] == nil)
+
+        // The state: the always session held and active, the layered one gone, the background
+        // activity held, the prompt the session brought pending.
+        let (status, view) = try await LocgateServer.request("GET", port, "\(path)/state", key: adminKey)
+        #expect(status == 200)
+        #expect(view["version"] as? Int == 8)
+        let state = try #require(view["state"] as? [String: Any])
+        let sessions = try #require(state["sessions"] as? [String: Any])
+        #expect(Set(sessions.keys) == ["nav"], "the invalidated session is no longer held")
+        let nav = try #require(sessions["nav"] as? [String: Any])
+        #expect(nav["requirement"] as? String == "always")
+        #expect(nav["active"] as? Bool == true)
+        #expect(nav["resumable"] as? Bool == false)
+        #expect(nav["fullAccuracyPurposeKey"] is NSNull)
+        #expect(state["backgroundActivity"] as? Bool == true)
+        #expect(state["backgroundActivityResumable"] as? Bool == false)
+        #expect(state["inUse"] as? Bool == true)
+        #expect(state["pendingPrompt"] as? String == "whenInUse")
+        #expect(state["status"] as? String == "notDetermined")
+        let reported = try #require(state["context"] as? [String: Any])
+        #expect(reported["requireExplicitServiceSession"] as? Bool == true)
+        #expect(reported["backgroundLocationMode"] as? Bool == true)
+    }
+
+    /// A history entry's effects, one line each: the kind, then its prompt, reason and session,
+    /// and whether the session is active.
+    static func effects(_ entry: [String: Any]) -> [String] {
+        (entry["effects"] as? [[String: Any]] ?? []).map { effect in
+            var words = [effect["kind"] as? String ?? "?"]
+            for field in ["prompt", "reason", "session"] {
+                if let value = effect[field] as? String { words.append(value) }
+            }
+            if let active = effect["active"] as? Bool { words.append(active ? "active" : "inactive") }
+            return words.joined(separator: " ")
+        }
+    }
+}
+
+/// The adapter's logic that needs no Core Location: a diagnostic's properties as flags, which
+/// diagnostics are news, the Info.plist keys of the iOS 18 APIs, and what the recorder sends.
+@Suite("Diagnostics, Info.plist keys and session events as the client builds them", .timeLimit(.minutes(1)))
+struct SessionEventMappingTests {
+    /// Every diagnostic property of every Apple type, all true.
+    static var allTrue: KeyValuePairs<DiagnosticFlag, Bool> {
+        [
+            .authorizationDenied: true, .authorizationDeniedGlobally: true, .authorizationRestricted: true,
+            .insufficientlyInUse: true, .serviceSessionRequired: true, .fullAccuracyDenied: true,
+            .alwaysAuthorizationDenied: true, .authorizationRequestInProgress: true, .accuracyLimited: true,
+            .locationUnavailable: true, .stationary: true, .conditionLimitExceeded: true, .conditionUnsupported: true,
+            .persistenceUnavailable: true,
+        ]
+    }
+
+    /// SPEC §11's table, written out: the flags each source may carry.
+    static func specFlags(_ source: DiagnosticSource) -> Set<DiagnosticFlag> {
+        let five: Set<DiagnosticFlag> = [
+            .authorizationDenied, .authorizationDeniedGlobally, .authorizationRestricted, .insufficientlyInUse, .serviceSessionRequired,
+        ]
+        switch source {
+        case .serviceSession:
+            return five.union([.authorizationRequestInProgress, .fullAccuracyDenied, .alwaysAuthorizationDenied, .accuracyLimited])
+        case .liveUpdates:
+            return five.union([.authorizationRequestInProgress, .accuracyLimited, .locationUnavailable, .stationary])
+        case .monitor:
+            return five.union([
+                .authorizationRequestInProgress, .accuracyLimited, .conditionLimitExceeded, .conditionUnsupported, .persistenceUnavailable,
+            ])
+        case .backgroundActivity:
+            return five.union([.authorizationRequestInProgress])
+        }
+    }
+
+    @Test("Every property true: each source keeps exactly its SPEC flags and a session for serviceSession alone, and the server's decoder takes the event", arguments: DiagnosticSource.allCases)
+    func eachSourceKeepsItsOwnFlags(source: DiagnosticSource) throws {
+        let diagnostic = Diagnostic(source, session: "nav", properties: Self.allTrue)
+        #expect(diagnostic.source == source)
+        #expect(diagnostic.flags == Self.specFlags(source))
+        #expect(diagnostic.session == (source == .serviceSession ? "nav" : nil))
+        let event = LocationEvent.diagnosticObserved(diagnostic)
+        let decoded = try EventCoding.decode(LocationEvent.self, from: JSONEncoder().encode(event))
+        #expect(decoded == event)
+    }
+
+    @Test("True properties become flags and false ones do not; all false is a diagnostic without flags")
+    func trueAndFalseProperties() {
+        let update = Diagnostic(
+            .liveUpdates,
+            properties: [
+                .authorizationDenied: true, .authorizationDeniedGlobally: true, .authorizationRestricted: false,
+                .insufficientlyInUse: false, .serviceSessionRequired: false, .authorizationRequestInProgress: false,
+                .accuracyLimited: false, .locationUnavailable: false, .stationary: true,
+            ])
+        #expect(update == Diagnostic(source: .liveUpdates, flags: [.authorizationDenied, .authorizationDeniedGlobally, .stationary]))
+        let session = Diagnostic(
+            .serviceSession, session: "nav",
+            properties: [.alwaysAuthorizationDenied: true, .fullAccuracyDenied: false, .authorizationRequestInProgress: false])
+        #expect(session == Diagnostic(source: .serviceSession, session: "nav", flags: [.alwaysAuthorizationDenied]))
+        let quiet = Diagnostic(.backgroundActivity, properties: [.authorizationDenied: false, .insufficientlyInUse: false])
+        #expect(quiet == Diagnostic(source: .backgroundActivity, flags: []))
+    }
+
+    @Test("A diagnostic is news the first time, when its flags change and when they change back, per source and session")
+    func diagnosticChanges() {
+        var changes = DiagnosticChanges()
+        let moving = Diagnostic(source: .liveUpdates, flags: [])
+        let stationary = Diagnostic(source: .liveUpdates, flags: [.stationary])
+        let nav = Diagnostic(source: .serviceSession, session: "nav", flags: [.insufficientlyInUse])
+        let fit = Diagnostic(source: .serviceSession, session: "fit", flags: [.insufficientlyInUse])
+        let monitor = Diagnostic(source: .monitor, flags: [])
+        let given = [moving, moving, stationary, stationary, moving, monitor, nav, fit, nav, moving]
+        let news = given.map { changes.isNew($0) }
+        // The first; the same again; a change; the same; back to no flags; the first of another
+        // source; a session's first, another session's first, the first session unchanged; and
+        // the live updates unchanged, whatever the other sources said in between.
+        #expect(news == [true, false, true, false, true, true, true, true, false, false])
+    }
+
+    @Test("Info.plist: either spelling of the explicit-session key as a Boolean, and location among UIBackgroundModes; absent is false")
+    func infoPlistKeys() {
+        func read(_ plist: [String: Any]) -> DeviceContext {
+            DeviceContext.serviceSessionKeys { plist[$0] }
+        }
+        #expect(
+            read(["NSLocationRequireExplicitServiceSession": true, "UIBackgroundModes": ["fetch", "location"]])
+                == DeviceContext(requireExplicitServiceSession: true, backgroundLocationMode: true))
+        #expect(
+            read(["CLRequireExplicitServiceSession": true, "UIBackgroundModes": ["audio"]])
+                == DeviceContext(requireExplicitServiceSession: true, backgroundLocationMode: false))
+        #expect(
+            read(["NSLocationRequireExplicitServiceSession": false, "UIBackgroundModes": "location"])
+                == DeviceContext(requireExplicitServiceSession: false, backgroundLocationMode: false),
+            "false, and a background mode that is not in a list")
+        #expect(
+            read(["NSLocationRequireExplicitServiceSession": "YES"]) == DeviceContext(requireExplicitServiceSession: false, backgroundLocationMode: false),
+            "a string is not the Boolean")
+        #expect(read([:]) == DeviceContext(requireExplicitServiceSession: false, backgroundLocationMode: false))
+    }
+
+    @Test("The recorder queues the session events, and sends a session and flags only where the source has them")
+    func recorderBuildsSessionEvents() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let queue = try EventQueue(directory: directory.url)
+        defer { queue.close() }
+        let recorder = EventRecorder(userId: "u-1", deviceId: "d-1", queue: queue, clock: { ClientFixtures.time })
+
+        let started = try recorder.sessionStarted("nav", requirement: .always, fullAccuracyPurposeKey: "nav-precise")
+        #expect(started.event == .serviceSessionChanged(.started("nav", .always, fullAccuracyPurposeKey: "nav-precise")))
+        #expect(started.userId == "u-1" && started.deviceId == "d-1" && started.occurredAt == ClientFixtures.time)
+        #expect(try recorder.sessionInvalidated("nav").event == .serviceSessionChanged(.invalidated("nav")))
+        #expect(try recorder.backgroundActivity(active: false).event == .backgroundActivityChanged(active: false))
+        let session = try recorder.diagnostic(.serviceSession, session: "nav", flags: [.alwaysAuthorizationDenied, .conditionUnsupported])
+        #expect(session.event == .diagnosticObserved(Diagnostic(source: .serviceSession, session: "nav", flags: [.alwaysAuthorizationDenied])))
+        let monitor = try recorder.diagnostic(.monitor, session: "nav", flags: [.conditionLimitExceeded, .stationary])
+        #expect(monitor.event == .diagnosticObserved(Diagnostic(source: .monitor, flags: [.conditionLimitExceeded])))
+        #expect(queue.count == 5)
+
+        // What no server would take is refused at once, and nothing is queued.
+        #expect(throws: EventQueueError.self, "a serviceSession diagnostic needs its session") {
+            _ = try recorder.diagnostic(.serviceSession, flags: [])
+        }
+        #expect(throws: EventQueueError.self, "a session key is [A-Za-z0-9._-]") {
+            _ = try recorder.sessionStarted("not a key", requirement: .whenInUse)
+        }
+        #expect(queue.count == 5)
+    }
+}
