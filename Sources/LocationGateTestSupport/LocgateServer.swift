@@ -45,6 +45,29 @@ public final class LocgateServer: @unchecked Sendable {
         try process.run()
     }
 
+    /// A TCP port on 127.0.0.1 that nothing listens on or connects from now: the kernel's choice
+    /// for a socket bound to port 0. A fixed random range could collide with the ephemeral ports
+    /// of the suite's own client connections (a server then fails with "Address already in use").
+    public static func freePort() -> Int? {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else { return nil }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        guard named == 0 else { return nil }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
     /// SIGKILL: no draining, no goodbye, as a crash or an out-of-memory kill.
     public func crash() {
         guard process.isRunning else { return }
@@ -74,7 +97,7 @@ public final class LocgateServer: @unchecked Sendable {
     }
 
     /// Whether `/readyz` answered 200 within `timeout`.
-    public static func waitReady(_ port: Int, timeout: Duration = .seconds(20)) async -> Bool {
+    public static func waitReady(_ port: Int, timeout: Duration = .seconds(60)) async -> Bool {
         (try? await waitUntil(timeout: timeout, poll: .milliseconds(50)) {
             if let (status, _) = try? await request("GET", port, "/readyz"), status == 200 { return true }
             return false

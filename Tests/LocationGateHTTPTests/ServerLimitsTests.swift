@@ -47,8 +47,8 @@ struct ServerLimitsTests {
         try #require(FileManager.default.isExecutableFile(atPath: LocgateServer.binary.path), "build locgate first")
         let configuration = try await TestDatabase.configuration()
         let url = try TestDatabase.serverConfiguration().connectionString
-        // Apart from the other process tests' ports (12,000-20,000 and 20,000-40,000).
-        let port = 40_000 + Int.random(in: 0..<5_000)
+        // A port the kernel has free now (a fixed range collided with client sockets).
+        let port = try #require(LocgateServer.freePort(), "no free port")
         let server = try LocgateServer(port: port, databaseURL: url, databaseName: configuration.overrides["dbname"] ?? "", arguments: arguments)
         let ready = await LocgateServer.waitReady(port)
         try #require(ready, "locgate serve did not become ready on port \(port)")
@@ -95,7 +95,7 @@ struct ServerLimitsTests {
         let configuration = try await TestDatabase.configuration()
         let url = try TestDatabase.serverConfiguration().connectionString
         let server = try LocgateServer(
-            port: 45_000 + Int.random(in: 0..<1_000), databaseURL: url, databaseName: configuration.overrides["dbname"] ?? "",
+            port: try #require(LocgateServer.freePort(), "no free port"), databaseURL: url, databaseName: configuration.overrides["dbname"] ?? "",
             adminToken: "change-me", captureErrors: true)
         defer { server.stop() }
         #expect(try await waitUntil(timeout: .seconds(30)) { !server.process.isRunning }, "serve started with a weak admin token")

@@ -153,7 +153,7 @@ def test_numbers_equal_the_analytics_api(population, browser):
     href = page.get_attribute("p.csv a", "href")
     csv = context.request.get(URL + href)
     assert csv.status == 200 and csv.headers["content-type"].startswith("text/csv")
-    assert csv.text().splitlines()[0].startswith("platform,prompt,shown,answered,inferred")
+    assert csv.text().splitlines()[0].startswith("platform,prompt,shown,sessionShown,answered,inferred")
     context.close()
 
 
