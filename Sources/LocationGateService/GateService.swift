@@ -139,7 +139,7 @@ public final class GateService: Sendable {
                 index: index)
         case .rejected(let index, let reason):
             if let rejection = reason as? AuthorizationRejection {
-                return ServiceError(.ruleViolation, rejection.message, index: index)
+                return ServiceError(rejection.isValidation ? .validationFailed : .ruleViolation, rejection.message, index: index)
             }
             return ServiceError(.ruleViolation, "\(reason)", index: index)
         case .database(let underlying):

@@ -38,7 +38,7 @@ struct DeviceStateCacheTests {
     @Test("Every combination of flags and enums packs and unpacks to itself")
     func packing() {
         let states = Self.allStates
-        #expect(states.count == 4 * 7 * 2 * 512)
+        #expect(states.count == 4 * (Prompt.allCases.count + 1) * 2 * 512)
         var seen: Set<UInt32> = []
         for state in states {
             let packed = PackedDeviceState(state, shared: 3)
@@ -54,7 +54,7 @@ struct DeviceStateCacheTests {
     static let packedFields: Set<String> = [
         "authorization", "provisional", "temporary", "alwaysPromptUsed", "pendingPrompt", "accuracy",
         "temporaryFullAccuracy", "locationServicesEnabled", "restricted", "inUse", "inferredAllowWhileUsing", "context",
-        "inForeground", "sessionState",
+        "inForeground", "sessionState", "android",
     ]
 
     @Test("Every stored field of DeviceState is one the packed form carries")
@@ -81,6 +81,13 @@ struct DeviceStateCacheTests {
         state.sessionState.backgroundActivity = true
         state.sessionState.monitorLimited = true
         changed["sessionState"] = state
+        state = DeviceState()
+        state.android.foreground = .approximate
+        state.android.foregroundDenials = 1
+        state.android.backgroundBlocked = true
+        state.android.pendingRequest = [.coarse, .fine]
+        state.android.correctableAnswer = .approximateWhileUsing
+        changed["android"] = state
         #expect(Set(changed.keys) == Self.packedFields)
         for (field, state) in changed {
             #expect(state != DeviceState(), "\(field) did not change")

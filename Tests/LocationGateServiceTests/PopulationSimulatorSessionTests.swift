@@ -74,7 +74,7 @@ struct PopulationSimulatorSessionTests {
                     && effects.contains(where: { if case .promptShown = $0 { true } else { false } }) {
                     tally.sessionPrompts += 1
                 }
-                if case .appStateChanged(.foreground, _) = event, hadAllowOnce, effects.contains(.promptShown(.whenInUse)) {
+                if case .appStateChanged(.foreground, _, _) = event, hadAllowOnce, effects.contains(.promptShown(.whenInUse)) {
                     tally.reasked += 1
                 }
                 if state.temporary { hadAllowOnce = true }

@@ -10,6 +10,7 @@ extension LocationEvent: Codable {
         case request, purposeKey, choice, service, state, backgroundIndicator
         case authorization, preciseLocation, enabled, restricted, status, accuracy
         case session, action, requirement, fullAccuracyPurposeKey, active, source, flags
+        case foregroundService, permissions, granted, denied, rationale, interrupted, locationEnabled, reason
     }
 
     /// Keys inside `data` are bounded so that one event cannot bloat the log (bytes).
@@ -59,7 +60,8 @@ extension LocationEvent: Codable {
         case .appStateChanged:
             let state = try Self.decodeEnum(AppState.self, data, .state)
             let indicator = try data.decodeIfPresent(Bool.self, forKey: .backgroundIndicator) ?? false
-            return .appStateChanged(state, backgroundIndicator: indicator)
+            let service = try data.decodeIfPresent(Bool.self, forKey: .foregroundService)
+            return .appStateChanged(state, backgroundIndicator: indicator, foregroundService: service)
         case .settingsChanged:
             let authorization = try Self.decodeEnumIfPresent(SettingsAuthorization.self, data, .authorization)
             let precise = try data.decodeIfPresent(Bool.self, forKey: .preciseLocation)
@@ -106,7 +108,47 @@ extension LocationEvent: Codable {
             return .backgroundActivityChanged(active: try data.decode(Bool.self, forKey: .active))
         case .diagnosticObserved:
             return .diagnosticObserved(try Self.decodeDiagnostic(data))
+        case .permissionsRequested:
+            let permissions = try Self.decodePermissions(data, .permissions, allowed: AndroidPermission.requestable)
+            if permissions.isEmpty {
+                throw EventValidationError.invalid("data.permissions", "name at least one of coarse, fine, background")
+            }
+            return .permissionsRequested(permissions)
+        case .permissionsResult:
+            let granted = try Self.decodePermissions(data, .granted, allowed: AndroidPermission.requestable)
+            let denied = try Self.decodePermissions(data, .denied, allowed: AndroidPermission.requestable)
+            if let both = granted.intersection(denied).sorted().first {
+                throw EventValidationError.invalid("data.denied", "\(both.rawValue) is both granted and denied")
+            }
+            let rationale = data.contains(.rationale)
+                ? try Self.decodePermissions(data, .rationale, allowed: AndroidPermission.requestable) : nil
+            let interrupted = try data.decode(Bool.self, forKey: .interrupted)
+            return .permissionsResult(PermissionsResult(granted: granted, denied: denied, rationale: rationale, interrupted: interrupted))
+        case .permissionsObserved:
+            let granted = try Self.decodePermissions(data, .granted, allowed: AndroidPermission.requestable)
+            return .permissionsObserved(granted: granted, locationEnabled: try data.decodeIfPresent(Bool.self, forKey: .locationEnabled))
+        case .permissionsReset:
+            return .permissionsReset(try Self.decodeEnum(PermissionsResetReason.self, data, .reason))
         }
+    }
+
+    /// A set of Android permissions sent as an array of names: each known and allowed here, none
+    /// twice (nothing is stored altered).
+    private static func decodePermissions(
+        _ data: KeyedDecodingContainer<DataKeys>, _ key: DataKeys, allowed: Set<AndroidPermission>
+    ) throws -> Set<AndroidPermission> {
+        let names = try data.decode([String].self, forKey: key)
+        var permissions = Set<AndroidPermission>()
+        for name in names {
+            guard let permission = AndroidPermission(rawValue: name), allowed.contains(permission) else {
+                throw EventValidationError.invalid(
+                    "data.\(key.stringValue)", "\(name.prefix(64)) is not one of " + allowed.sorted().map(\.rawValue).joined(separator: ", "))
+            }
+            guard permissions.insert(permission).inserted else {
+                throw EventValidationError.invalid("data.\(key.stringValue)", "\(name) is listed twice")
+            }
+        }
+        return permissions
     }
 
     /// SPEC §11: a session key is 1 to 64 bytes of `[A-Za-z0-9._-]`.
@@ -165,9 +207,13 @@ extension LocationEvent: Codable {
             try data.encode(choice, forKey: .choice)
         case .alwaysEventOccurred(let service):
             try data.encode(service, forKey: .service)
-        case .appStateChanged(let state, let indicator):
+        case .appStateChanged(let state, let indicator, let service):
             try data.encode(state, forKey: .state)
-            try data.encode(indicator, forKey: .backgroundIndicator)
+            if let service {
+                try data.encode(service, forKey: .foregroundService)
+            } else {
+                try data.encode(indicator, forKey: .backgroundIndicator)
+            }
         case .settingsChanged(let authorization, let precise):
             try data.encodeIfPresent(authorization, forKey: .authorization)
             try data.encodeIfPresent(precise, forKey: .preciseLocation)
@@ -189,6 +235,18 @@ extension LocationEvent: Codable {
             try data.encode(diagnostic.source, forKey: .source)
             try data.encodeIfPresent(diagnostic.session, forKey: .session)
             try data.encode(diagnostic.flags.sorted(), forKey: .flags)
+        case .permissionsRequested(let permissions):
+            try data.encode(permissions.sorted(), forKey: .permissions)
+        case .permissionsResult(let result):
+            try data.encode(result.granted.sorted(), forKey: .granted)
+            try data.encode(result.denied.sorted(), forKey: .denied)
+            try data.encodeIfPresent(result.rationale?.sorted(), forKey: .rationale)
+            try data.encode(result.interrupted, forKey: .interrupted)
+        case .permissionsObserved(let granted, let locationEnabled):
+            try data.encode(granted.sorted(), forKey: .granted)
+            try data.encodeIfPresent(locationEnabled, forKey: .locationEnabled)
+        case .permissionsReset(let reason):
+            try data.encode(reason, forKey: .reason)
         }
     }
 
@@ -220,7 +278,7 @@ extension LocationEvent: Codable {
 extension DeviceContext: Codable {
     private enum CodingKeys: String, CodingKey {
         case platform, osVersion, appVersion, usageDescriptions, temporaryUsagePurposeKeys, defaultAccuracyReduced
-        case requireExplicitServiceSession, backgroundLocationMode
+        case requireExplicitServiceSession, backgroundLocationMode, apiLevel, targetSdk, declaredPermissions
     }
 
     public init(from decoder: any Decoder) throws {
@@ -248,6 +306,32 @@ extension DeviceContext: Codable {
         self.defaultAccuracyReduced = try container.decodeIfPresent(Bool.self, forKey: .defaultAccuracyReduced)
         self.requireExplicitServiceSession = try container.decodeIfPresent(Bool.self, forKey: .requireExplicitServiceSession)
         self.backgroundLocationMode = try container.decodeIfPresent(Bool.self, forKey: .backgroundLocationMode)
+        // Android (SPEC §12): 1..99; on another platform these fields do not exist.
+        for key in [CodingKeys.apiLevel, .targetSdk] {
+            guard let level = try container.decodeIfPresent(Int.self, forKey: key) else { continue }
+            guard (1...99).contains(level) else {
+                throw EventValidationError.invalid("data.\(key.stringValue)", "\(level) is not an API level from 1 to 99")
+            }
+            if key == .apiLevel { apiLevel = level } else { targetSdk = level }
+        }
+        if let names = try container.decodeIfPresent([String].self, forKey: .declaredPermissions) {
+            var permissions = Set<AndroidPermission>()
+            for name in names {
+                guard let permission = AndroidPermission(rawValue: name) else {
+                    throw EventValidationError.invalid(
+                        "data.declaredPermissions", "\(name.prefix(64)) is not one of " + AndroidPermission.allCases.map(\.rawValue).joined(separator: ", "))
+                }
+                guard permissions.insert(permission).inserted else {
+                    throw EventValidationError.invalid("data.declaredPermissions", "\(name) is listed twice")
+                }
+            }
+            declaredPermissions = permissions
+        }
+        if let platform, platform != .android {
+            for (key, present) in [("apiLevel", apiLevel != nil), ("targetSdk", targetSdk != nil), ("declaredPermissions", declaredPermissions != nil)] where present {
+                throw EventValidationError.invalid("data.\(key)", "only an Android context has it")
+            }
+        }
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -261,6 +345,9 @@ extension DeviceContext: Codable {
         try container.encodeIfPresent(defaultAccuracyReduced, forKey: .defaultAccuracyReduced)
         try container.encodeIfPresent(requireExplicitServiceSession, forKey: .requireExplicitServiceSession)
         try container.encodeIfPresent(backgroundLocationMode, forKey: .backgroundLocationMode)
+        try container.encodeIfPresent(apiLevel, forKey: .apiLevel)
+        try container.encodeIfPresent(targetSdk, forKey: .targetSdk)
+        try container.encodeIfPresent(declaredPermissions?.sorted(), forKey: .declaredPermissions)
     }
 
     private static func decodeKeys(_ container: KeyedDecodingContainer<CodingKeys>, _ key: CodingKeys) throws -> Set<String>? {

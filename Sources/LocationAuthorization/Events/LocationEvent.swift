@@ -9,8 +9,9 @@ public enum LocationEvent: Sendable, Hashable {
     case promptResponded(PromptChoice)
     /// An event that needs Always authorization was about to be delivered (E1).
     case alwaysEventOccurred(AlwaysService)
-    /// The app's use state changed (S1).
-    case appStateChanged(AppState, backgroundIndicator: Bool)
+    /// The app's use state changed (S1). Android reports whether a location foreground service
+    /// runs instead of the indicator (`foregroundService`, nil on Apple platforms; D10).
+    case appStateChanged(AppState, backgroundIndicator: Bool, foregroundService: Bool? = nil)
     /// The person changed the app's location setting in Settings (T1, T2).
     case settingsChanged(authorization: SettingsAuthorization?, preciseLocation: Bool?)
     /// The system-wide Location Services switch (G1).
@@ -26,6 +27,14 @@ public enum LocationEvent: Sendable, Hashable {
     /// A session, live-update sequence, monitor or background activity reported a diagnostic:
     /// the device is the truth (V4).
     case diagnosticObserved(Diagnostic)
+    /// Android: the app called `requestPermissions` (D1-D5).
+    case permissionsRequested(Set<AndroidPermission>)
+    /// Android: `onRequestPermissionsResult` (D5, D6, D9).
+    case permissionsResult(PermissionsResult)
+    /// Android: `checkSelfPermission` / `isLocationEnabled`; the device is the truth (D6, D9).
+    case permissionsObserved(granted: Set<AndroidPermission>, locationEnabled: Bool?)
+    /// Android reset the app's permissions (D8).
+    case permissionsReset(PermissionsResetReason)
 
     /// The `type` of the JSON form.
     public var type: EventType {
@@ -42,6 +51,10 @@ public enum LocationEvent: Sendable, Hashable {
         case .serviceSessionChanged: .serviceSessionChanged
         case .backgroundActivityChanged: .backgroundActivityChanged
         case .diagnosticObserved: .diagnosticObserved
+        case .permissionsRequested: .permissionsRequested
+        case .permissionsResult: .permissionsResult
+        case .permissionsObserved: .permissionsObserved
+        case .permissionsReset: .permissionsReset
         }
     }
 }
@@ -60,6 +73,26 @@ public enum EventType: String, Sendable, Hashable, Codable, CaseIterable {
     case serviceSessionChanged
     case backgroundActivityChanged
     case diagnosticObserved
+    case permissionsRequested
+    case permissionsResult
+    case permissionsObserved
+    case permissionsReset
+
+    /// The types only Android's rules accept (SPEC §12).
+    public var isAndroidOnly: Bool {
+        switch self {
+        case .permissionsRequested, .permissionsResult, .permissionsObserved, .permissionsReset: true
+        default: false
+        }
+    }
+
+    /// The types Android's rules accept besides its own: the shared ones.
+    public var isSharedWithAndroid: Bool {
+        switch self {
+        case .contextReported, .appStateChanged, .settingsChanged, .locationServicesChanged: true
+        default: false
+        }
+    }
 }
 
 /// `authorizationRequested.data`: which request method, and the purpose key of

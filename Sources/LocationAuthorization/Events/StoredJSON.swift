@@ -33,9 +33,13 @@ extension LocationEvent {
             writer.field("choice", choice)
         case .alwaysEventOccurred(let service):
             writer.field("service", service)
-        case .appStateChanged(let state, let indicator):
+        case .appStateChanged(let state, let indicator, let service):
             writer.field("state", state)
-            writer.field("backgroundIndicator", indicator)
+            if let service {
+                writer.field("foregroundService", service)
+            } else {
+                writer.field("backgroundIndicator", indicator)
+            }
         case .settingsChanged(let authorization, let precise):
             writer.fieldIfPresent("authorization", authorization)
             writer.fieldIfPresent("preciseLocation", precise)
@@ -57,6 +61,18 @@ extension LocationEvent {
             writer.field("source", diagnostic.source)
             writer.fieldIfPresent("session", diagnostic.session)
             writer.field("flags", strings: diagnostic.flags.sorted().map(\.rawValue))
+        case .permissionsRequested(let permissions):
+            writer.field("permissions", strings: permissions.sorted().map(\.rawValue))
+        case .permissionsResult(let result):
+            writer.field("granted", strings: result.granted.sorted().map(\.rawValue))
+            writer.field("denied", strings: result.denied.sorted().map(\.rawValue))
+            if let rationale = result.rationale { writer.field("rationale", strings: rationale.sorted().map(\.rawValue)) }
+            writer.field("interrupted", result.interrupted)
+        case .permissionsObserved(let granted, let locationEnabled):
+            writer.field("granted", strings: granted.sorted().map(\.rawValue))
+            writer.fieldIfPresent("locationEnabled", locationEnabled)
+        case .permissionsReset(let reason):
+            writer.field("reason", reason)
         }
         writer.objectEnd()
     }
@@ -94,8 +110,9 @@ extension LocationEvent {
             self = .alwaysEventOccurred(service)
         case .appStateChanged:
             guard let state = data.value("state", as: AppState.self) else { return nil }
-            guard let indicator = data.optional("backgroundIndicator", \.bool) else { return nil }
-            self = .appStateChanged(state, backgroundIndicator: indicator ?? false)
+            guard let indicator = data.optional("backgroundIndicator", \.bool),
+                  let service = data.optional("foregroundService", \.bool) else { return nil }
+            self = .appStateChanged(state, backgroundIndicator: indicator ?? false, foregroundService: service)
         case .settingsChanged:
             guard let authorization = data.optional("authorization", as: SettingsAuthorization.self),
                   let precise = data.optional("preciseLocation", \.bool) else { return nil }
@@ -135,7 +152,32 @@ extension LocationEvent {
                 flags.insert(flag)
             }
             self = .diagnosticObserved(Diagnostic(source: source, session: session, flags: flags))
+        case .permissionsRequested:
+            guard let permissions = data["permissions"].flatMap(Self.permissions), !permissions.isEmpty else { return nil }
+            self = .permissionsRequested(permissions)
+        case .permissionsResult:
+            guard let granted = data["granted"].flatMap(Self.permissions), let denied = data["denied"].flatMap(Self.permissions),
+                  let rationale = data.optional("rationale", Self.permissions), let interrupted = data["interrupted"]?.bool
+            else { return nil }
+            self = .permissionsResult(PermissionsResult(granted: granted, denied: denied, rationale: rationale, interrupted: interrupted))
+        case .permissionsObserved:
+            guard let granted = data["granted"].flatMap(Self.permissions), let enabled = data.optional("locationEnabled", \.bool)
+            else { return nil }
+            self = .permissionsObserved(granted: granted, locationEnabled: enabled)
+        case .permissionsReset:
+            guard let reason = data.value("reason", as: PermissionsResetReason.self) else { return nil }
+            self = .permissionsReset(reason)
         }
+    }
+
+    static func permissions(_ node: JSONNode) -> Set<AndroidPermission>? {
+        guard let items = node.array else { return nil }
+        var permissions = Set<AndroidPermission>()
+        for item in items {
+            guard let permission = item.string.flatMap(AndroidPermission.init(rawValue:)) else { return nil }
+            permissions.insert(permission)
+        }
+        return permissions
     }
 }
 
@@ -151,6 +193,9 @@ extension DeviceContext {
         writer.fieldIfPresent("defaultAccuracyReduced", defaultAccuracyReduced)
         writer.fieldIfPresent("requireExplicitServiceSession", requireExplicitServiceSession)
         writer.fieldIfPresent("backgroundLocationMode", backgroundLocationMode)
+        writer.fieldIfPresent("apiLevel", apiLevel)
+        writer.fieldIfPresent("targetSdk", targetSdk)
+        if let declaredPermissions { writer.field("declaredPermissions", strings: declaredPermissions.sorted().map(\.rawValue)) }
         writer.objectEnd()
     }
 
@@ -163,12 +208,15 @@ extension DeviceContext {
               let temporaryUsagePurposeKeys = node.optional("temporaryUsagePurposeKeys", Self.keys),
               let defaultAccuracyReduced = node.optional("defaultAccuracyReduced", \.bool),
               let requireExplicitServiceSession = node.optional("requireExplicitServiceSession", \.bool),
-              let backgroundLocationMode = node.optional("backgroundLocationMode", \.bool)
+              let backgroundLocationMode = node.optional("backgroundLocationMode", \.bool),
+              let apiLevel = node.optional("apiLevel", \.int), let targetSdk = node.optional("targetSdk", \.int),
+              let declaredPermissions = node.optional("declaredPermissions", LocationEvent.permissions)
         else { return nil }
         self.init(
             platform: platform, osVersion: osVersion, appVersion: appVersion, usageDescriptions: usageDescriptions,
             temporaryUsagePurposeKeys: temporaryUsagePurposeKeys, defaultAccuracyReduced: defaultAccuracyReduced,
-            requireExplicitServiceSession: requireExplicitServiceSession, backgroundLocationMode: backgroundLocationMode)
+            requireExplicitServiceSession: requireExplicitServiceSession, backgroundLocationMode: backgroundLocationMode,
+            apiLevel: apiLevel, targetSdk: targetSdk, declaredPermissions: declaredPermissions)
     }
 
     private static func keys(_ node: JSONNode) -> Set<String>? {
@@ -207,6 +255,7 @@ extension DeviceState {
         writer.key("context")
         context.write(to: &writer)
         sessionState.write(to: &writer)
+        if context.family == .android { android.write(to: &writer) }
         writer.field("status", status)
         writer.objectEnd()
     }
@@ -250,6 +299,54 @@ extension DeviceState {
         }
         guard let sessionState = ServiceSessionState(stateNode: node) else { return nil }
         self.sessionState = sessionState
+        guard let android = AndroidPermissionState(stateNode: node) else { return nil }
+        self.android = android
+    }
+}
+
+extension AndroidPermissionState {
+    /// The members of an Android device's state object (SPEC §12): `foreground`, `background`,
+    /// `denials` and `blocked` per group, then what D2-D6 keep to read results.
+    public func write(to writer: inout JSONWriter) {
+        writer.field("foreground", foreground)
+        writer.field("background", background)
+        writer.key("denials")
+        writer.objectStart()
+        writer.field("foreground", foregroundDenials)
+        writer.field("background", backgroundDenials)
+        writer.objectEnd()
+        writer.key("blocked")
+        writer.objectStart()
+        writer.field("foreground", foregroundBlocked)
+        writer.field("background", backgroundBlocked)
+        writer.objectEnd()
+        writer.field("pendingRequest", strings: pendingRequest.sorted().map(\.rawValue))
+        writer.key("correctableAnswer")
+        if let correctableAnswer { writer.string(correctableAnswer.rawValue) } else { writer.null() }
+        writer.field("leftForegroundSinceAnswer", leftForegroundSinceAnswer)
+    }
+
+    /// Reads what `write` writes; every member may be absent (an Apple device's state).
+    init?(stateNode node: JSONNode) {
+        self.init()
+        guard node["foreground"] != nil else { return }
+        guard let foreground = node.value("foreground", as: ForegroundGrant.self), let background = node["background"]?.bool,
+              let denials = node["denials"], let blocked = node["blocked"],
+              let foregroundDenials = denials["foreground"]?.int, let backgroundDenials = denials["background"]?.int,
+              let foregroundBlocked = blocked["foreground"]?.bool, let backgroundBlocked = blocked["background"]?.bool,
+              let pending = node["pendingRequest"].flatMap(LocationEvent.permissions),
+              let answer = node.optional("correctableAnswer", as: PromptChoice.self),
+              let left = node["leftForegroundSinceAnswer"]?.bool
+        else { return nil }
+        self.foreground = foreground
+        self.background = background
+        self.foregroundDenials = foregroundDenials
+        self.backgroundDenials = backgroundDenials
+        self.foregroundBlocked = foregroundBlocked
+        self.backgroundBlocked = backgroundBlocked
+        self.pendingRequest = pending
+        self.correctableAnswer = answer
+        self.leftForegroundSinceAnswer = left
     }
 }
 

@@ -115,6 +115,9 @@ public enum LocationService: String, Sendable, Hashable, Codable, CaseIterable {
     /// location and geocoding; location push exists on iOS and iPadOS alone.
     public func isAvailable(on platform: Platform) -> Bool {
         switch (self, platform) {
+        case (.locationPush, .android), (.visits, .android), (.significantChange, .android):
+            // SPEC §12: Android has no counterpart of these.
+            return false
         case (.locationPush, let platform):
             return platform.isIOSFamily
         case (_, .tvOS):

@@ -58,6 +58,8 @@ public enum GateReason: String, Sendable, Hashable, Codable, CaseIterable {
     case insufficientlyInUse
     /// SPEC §11: `CLMonitor` reported `conditionLimitExceeded`.
     case monitorLimitExceeded
+    /// SPEC §12: Android blocked the permission group; only Settings can grant it.
+    case blocked
 }
 
 /// What the app should do next (SPEC §5 actions).
@@ -75,4 +77,12 @@ public enum GateAction: String, Sendable, Hashable, Codable, CaseIterable {
     case startBackgroundActivity
     /// Add `location` to UIBackgroundModes (`missingKeys` names the key).
     case fixBackgroundModes
+    /// Android: request coarse and fine location.
+    case requestForeground
+    /// Android 10 (API 29): request background location.
+    case requestBackground
+    /// Android 11+: background location is granted on the app's Settings page.
+    case openBackgroundSettings
+    /// Android 12+: request fine location to upgrade from approximate.
+    case requestPrecise
 }

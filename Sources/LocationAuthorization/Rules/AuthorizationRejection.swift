@@ -12,15 +12,30 @@ public struct AuthorizationRejection: Error, Sendable, Hashable, CustomStringCon
         case unsupportedSetting
         /// A new service session on a device that already holds `ServiceSessionState.maxSessions`.
         case tooManySessions
+        /// An event type, or a field, the device's platform family does not have (SPEC §11,
+        /// §12): a 422 `validationFailed` naming `field`.
+        case notOnThisPlatform
+        /// The first Android context lacks `apiLevel` or `targetSdk` (422 `validationFailed`).
+        case missingAndroidLevel
+        /// A context naming the other platform family than the device's (422 `ruleViolation`).
+        case platformFamilyChanged
     }
 
     public var code: Code
     public var message: String
+    /// The field at fault, for refusals that are about the event's vocabulary on this device
+    /// rather than the rules: they are answered as `validationFailed`, not `ruleViolation`.
+    public var field: String?
 
-    public init(_ code: Code, _ message: String) {
+    public init(_ code: Code, _ message: String, field: String? = nil) {
         self.code = code
         self.message = message
+        self.field = field
     }
+
+    /// Answered as 422 `validationFailed` (a value this device cannot have) rather than
+    /// `ruleViolation`.
+    public var isValidation: Bool { field != nil }
 
     public var description: String { "\(code.rawValue): \(message)" }
 }

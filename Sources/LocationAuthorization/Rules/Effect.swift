@@ -72,6 +72,16 @@ public enum NoEffectReason: String, Sendable, Hashable, Codable, CaseIterable {
     case insufficientlyInUse
     /// V4: the diagnostic describes delivery (stationary, no location, ...), not authorization.
     case deliveryOnly
+    /// D1: below API 23 every declared permission is granted at install.
+    case grantedAtInstall
+    /// D2: API 31+ ignores fine location asked without coarse.
+    case fineNeedsCoarse
+    /// D3: targetSdk 30+ on API 30+ ignores background asked with foreground.
+    case backgroundWithForeground
+    /// D4: background asked before any foreground grant.
+    case foregroundFirst
+    /// D5: the group is blocked; Android answers at once.
+    case blocked
 }
 
 /// Why a request failed without a prompt (A8, K1-K3).
@@ -80,6 +90,10 @@ public enum FailureReason: String, Sendable, Hashable, Codable, CaseIterable {
     case missingPurposeKey
     /// V5: `location` is missing from UIBackgroundModes.
     case missingBackgroundMode
+    /// D2: the manifest does not declare the permission.
+    case notDeclared
+    /// D10: a location foreground service may not start.
+    case foregroundServiceNotAllowed
 }
 
 extension Effect: Codable {

@@ -39,11 +39,14 @@ public struct GateVerdict: Sendable, Hashable {
 public enum PlatformFamily: String, Sendable, Hashable, CaseIterable {
     /// iOS, iPadOS, macOS, Mac Catalyst, watchOS, tvOS, visionOS: Core Location.
     case apple
+    /// Android's runtime permissions (SPEC §12).
+    case android
 
     /// The rules of this family.
     public var rules: any PlatformRules.Type {
         switch self {
         case .apple: CoreLocationRules.self
+        case .android: AndroidRules.self
         }
     }
 }
@@ -68,7 +71,20 @@ extension DeviceState {
 
     /// Applies an event in place with the rules of the device's platform family; a rejected
     /// event leaves the state as it was.
+    ///
+    /// The family is fixed by the first context that names a platform (SPEC §12): that context
+    /// is applied by the rules of its own family, and a later one naming the other family is
+    /// refused.
     public mutating func apply(_ event: LocationEvent) throws(AuthorizationRejection) -> [Effect] {
-        try family.rules.apply(event, to: &self)
+        var family = self.family
+        if case .contextReported(let report) = event, let platform = report.platform, platform.family != family {
+            guard context.platform == nil else {
+                throw AuthorizationRejection(
+                    .platformFamilyChanged,
+                    "contextReported: this device reported \(context.effectivePlatform.rawValue); a device's platform family does not change")
+            }
+            family = platform.family
+        }
+        return try family.rules.apply(event, to: &self)
     }
 }

@@ -11,7 +11,7 @@ extension DeviceContext {
         case .macCatalyst: return atLeast(15)
         case .watchOS: return atLeast(11)
         case .visionOS: return atLeast(2)
-        case .macOS: return false
+        case .macOS, .android: return false
         }
     }
 
@@ -23,7 +23,7 @@ extension DeviceContext {
         case .macCatalyst: return atLeast(14)
         case .watchOS: return atLeast(10)
         case .visionOS: return atLeast(1)
-        case .tvOS, .macOS: return false
+        case .tvOS, .macOS, .android: return false
         }
     }
 

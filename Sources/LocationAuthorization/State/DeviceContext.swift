@@ -17,6 +17,12 @@ public struct DeviceContext: Sendable, Hashable {
     public var requireExplicitServiceSession: Bool?
     /// `location` in UIBackgroundModes (SPEC §11, V5).
     public var backgroundLocationMode: Bool?
+    /// Android (SPEC §12): the device's SDK_INT.
+    public var apiLevel: Int?
+    /// Android: the app's targetSdkVersion.
+    public var targetSdk: Int?
+    /// Android: the location permissions the manifest declares. Unknown means all four.
+    public var declaredPermissions: Set<AndroidPermission>?
 
     public init(
         platform: Platform? = nil,
@@ -26,7 +32,10 @@ public struct DeviceContext: Sendable, Hashable {
         temporaryUsagePurposeKeys: Set<String>? = nil,
         defaultAccuracyReduced: Bool? = nil,
         requireExplicitServiceSession: Bool? = nil,
-        backgroundLocationMode: Bool? = nil
+        backgroundLocationMode: Bool? = nil,
+        apiLevel: Int? = nil,
+        targetSdk: Int? = nil,
+        declaredPermissions: Set<AndroidPermission>? = nil
     ) {
         self.platform = platform
         self.osVersion = osVersion
@@ -36,14 +45,19 @@ public struct DeviceContext: Sendable, Hashable {
         self.defaultAccuracyReduced = defaultAccuracyReduced
         self.requireExplicitServiceSession = requireExplicitServiceSession
         self.backgroundLocationMode = backgroundLocationMode
+        self.apiLevel = apiLevel
+        self.targetSdk = targetSdk
+        self.declaredPermissions = declaredPermissions
     }
 
     /// The platform the rules use: iOS when unknown.
     public var effectivePlatform: Platform { platform ?? .iOS }
 
-    /// The family whose rules apply (`PlatformRules`): every platform this context can name is
-    /// Apple's today.
-    public var family: PlatformFamily { .apple }
+    /// The family whose rules apply (`PlatformRules`).
+    public var family: PlatformFamily { effectivePlatform.family }
+
+    /// The OS major version analytics group by: the API level on Android.
+    public var osMajor: Int? { effectivePlatform == .android ? apiLevel : osVersion?.major }
 
     /// True only on iOS or iPadOS with a known version below `version`: the OS-version thresholds
     /// of SPEC §2 apply to those platforms alone, and an unknown version is the current one.

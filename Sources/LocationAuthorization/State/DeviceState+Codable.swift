@@ -7,6 +7,17 @@ extension DeviceState: Codable {
         case temporaryFullAccuracy, locationServicesEnabled, restricted, inUse, inferredAllowWhileUsing, context, status
         case inForeground, sessions, backgroundActivity, backgroundActivityResumable, monitorLimited
         case sessionPromptFailureReported
+        case foreground, background, denials, blocked, pendingRequest, correctableAnswer, leftForegroundSinceAnswer
+    }
+
+    private struct GroupCounts: Codable {
+        var foreground: Int
+        var background: Int
+    }
+
+    private struct GroupFlags: Codable {
+        var foreground: Bool
+        var background: Bool
     }
 
     public init(from decoder: any Decoder) throws {
@@ -35,6 +46,20 @@ extension DeviceState: Codable {
         sessionState.monitorLimited = try container.decodeIfPresent(Bool.self, forKey: .monitorLimited) ?? false
         sessionState.promptFailureReported =
             try container.decodeIfPresent(Bool.self, forKey: .sessionPromptFailureReported) ?? false
+        // Android's members, on an Android device's state only (SPEC §12).
+        if let foreground = try container.decodeIfPresent(ForegroundGrant.self, forKey: .foreground) {
+            android.foreground = foreground
+            android.background = try container.decode(Bool.self, forKey: .background)
+            let denials = try container.decode(GroupCounts.self, forKey: .denials)
+            android.foregroundDenials = denials.foreground
+            android.backgroundDenials = denials.background
+            let blocked = try container.decode(GroupFlags.self, forKey: .blocked)
+            android.foregroundBlocked = blocked.foreground
+            android.backgroundBlocked = blocked.background
+            android.pendingRequest = Set(try container.decode([AndroidPermission].self, forKey: .pendingRequest))
+            android.correctableAnswer = try container.decodeIfPresent(PromptChoice.self, forKey: .correctableAnswer)
+            android.leftForegroundSinceAnswer = try container.decode(Bool.self, forKey: .leftForegroundSinceAnswer)
+        }
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -57,6 +82,19 @@ extension DeviceState: Codable {
         try container.encode(sessionState.backgroundActivityResumable, forKey: .backgroundActivityResumable)
         try container.encode(sessionState.monitorLimited, forKey: .monitorLimited)
         try container.encode(sessionState.promptFailureReported, forKey: .sessionPromptFailureReported)
+        if context.family == .android {
+            try container.encode(android.foreground, forKey: .foreground)
+            try container.encode(android.background, forKey: .background)
+            try container.encode(GroupCounts(foreground: android.foregroundDenials, background: android.backgroundDenials), forKey: .denials)
+            try container.encode(GroupFlags(foreground: android.foregroundBlocked, background: android.backgroundBlocked), forKey: .blocked)
+            try container.encode(android.pendingRequest.sorted(), forKey: .pendingRequest)
+            if let answer = android.correctableAnswer {
+                try container.encode(answer, forKey: .correctableAnswer)
+            } else {
+                try container.encodeNil(forKey: .correctableAnswer)
+            }
+            try container.encode(android.leftForegroundSinceAnswer, forKey: .leftForegroundSinceAnswer)
+        }
         try container.encode(status, forKey: .status)
     }
 }

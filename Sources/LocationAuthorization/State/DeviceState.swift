@@ -30,6 +30,8 @@ public struct DeviceState: Sendable, Hashable {
     public var context = DeviceContext()
     /// Service sessions, the background activity session and monitoring limits (SPEC §11).
     public var sessionState = ServiceSessionState()
+    /// Android's permissions (SPEC §12); the shared fields above hold their mapping.
+    public var android = AndroidPermissionState()
 
     public init() {}
 

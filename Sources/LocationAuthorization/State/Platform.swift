@@ -8,6 +8,11 @@ public enum Platform: String, Sendable, Hashable, Codable, CaseIterable {
     case watchOS
     case tvOS
     case visionOS
+    /// Android (SPEC §12): its own rules, not Core Location's.
+    case android
+
+    /// The rules' family: Core Location's for every Apple platform, Android's for Android.
+    public var family: PlatformFamily { self == .android ? .android : .apple }
 
     /// OS-version thresholds (A3, A10, A11, K2, the iOS 12 services of §4) apply only here.
     public var isIOSFamily: Bool { self == .iOS || self == .iPadOS }

@@ -12,6 +12,22 @@ public enum Prompt: String, Sendable, Hashable, Codable, CaseIterable {
     case legacyAlways
     /// The temporary full accuracy prompt (A12, P6).
     case fullAccuracy
+    /// Android: the foreground location dialog (D2, D3).
+    case foreground
+    /// Android 10 (API 29): the background dialog (D4).
+    case backgroundDialog
+    /// Android 11+ (API 30+): the app's location page in Settings, opened by a background request (D4).
+    case backgroundSettings
+    /// Android 12+: the upgrade from approximate to precise (D2).
+    case precise
+
+    /// The prompts of Android's rules (SPEC §12); the others are Core Location's.
+    public var isAndroid: Bool {
+        switch self {
+        case .foreground, .backgroundDialog, .backgroundSettings, .precise: true
+        default: false
+        }
+    }
 
     /// The choices this prompt offers on a device with the given context. A choice outside this
     /// list is rejected (422) and nothing is stored.
@@ -39,6 +55,20 @@ public enum Prompt: String, Sendable, Hashable, Codable, CaseIterable {
             return [.allowAlways, .allowWhileUsing, .dontAllow]
         case .fullAccuracy:
             return [.allowFullAccuracy, .keepReducedAccuracy]
+        case .foreground:
+            // D2, D3: the request decides what the dialog shows (AndroidRules); this is the widest
+            // set at the device's API level.
+            let api = context.apiLevel ?? 35
+            if api >= 31 { return [.preciseWhileUsing, .approximateWhileUsing, .preciseOnce, .approximateOnce, .whileUsing, .onlyThisTime, .deny] }
+            if api >= 30 { return [.whileUsing, .onlyThisTime, .deny] }
+            if api == 29 { return [.allowAllTheTime, .whileUsing, .deny] }
+            return [.whileUsing, .deny]
+        case .backgroundDialog:
+            return [.allowAllTheTime, .keepWhileUsing, .deny]
+        case .backgroundSettings:
+            return [.allowAllTheTime, .allowWhileUsing, .askEveryTime, .deny]
+        case .precise:
+            return [.precise, .keepApproximate]
         }
     }
 }
@@ -53,4 +83,27 @@ public enum PromptChoice: String, Sendable, Hashable, Codable, CaseIterable {
     case allowAlways
     case allowFullAccuracy
     case keepReducedAccuracy
+    // Android (SPEC §12); an app never sends them, they are inferred from results.
+    case whileUsing
+    case onlyThisTime
+    case deny
+    case preciseWhileUsing
+    case approximateWhileUsing
+    case preciseOnce
+    case approximateOnce
+    case allowAllTheTime
+    case keepWhileUsing
+    case askEveryTime
+    case precise
+    case keepApproximate
+
+    /// D6: the one-time form of a While-using answer to Android's foreground dialog.
+    public var oneTimeForm: PromptChoice? {
+        switch self {
+        case .whileUsing: .onlyThisTime
+        case .preciseWhileUsing: .preciseOnce
+        case .approximateWhileUsing: .approximateOnce
+        default: nil
+        }
+    }
 }

@@ -76,4 +76,6 @@ public enum SettingsAuthorization: String, Sendable, Hashable, Codable, CaseIter
     case askNextTime
     case whileUsing
     case always
+    /// Android's "Ask every time" (D7); not a Core Location setting.
+    case askEveryTime
 }

@@ -6,14 +6,12 @@ import LocationAuthorization
 struct SharedDeviceParts: Sendable, Hashable {
     var context: DeviceContext
     var sessionState: ServiceSessionState
-
-    init(context: DeviceContext, sessionState: ServiceSessionState) {
-        self.context = context
-        self.sessionState = sessionState
-    }
+    var android: AndroidPermissionState
 
     init(of state: DeviceState) {
-        self.init(context: state.context, sessionState: state.sessionState)
+        context = state.context
+        sessionState = state.sessionState
+        android = state.android
     }
 }
 
@@ -33,23 +31,23 @@ struct PackedDeviceState: Sendable, Hashable {
 
     init(_ state: DeviceState, shared: UInt32) {
         var bits = UInt32(Self.authorizations.firstIndex(of: state.authorization) ?? 0)  // 2 bits
-        bits |= UInt32(state.pendingPrompt.flatMap { Self.prompts.firstIndex(of: $0).map { $0 + 1 } } ?? 0) << 2  // 3 bits
-        bits |= UInt32(Self.accuracies.firstIndex(of: state.accuracy) ?? 0) << 5
+        bits |= UInt32(state.pendingPrompt.flatMap { Self.prompts.firstIndex(of: $0).map { $0 + 1 } } ?? 0) << 2  // 4 bits
+        bits |= UInt32(Self.accuracies.firstIndex(of: state.accuracy) ?? 0) << 6
         let flags = [state.provisional, state.temporary, state.alwaysPromptUsed, state.temporaryFullAccuracy,
                      state.locationServicesEnabled, state.restricted, state.inUse, state.inferredAllowWhileUsing,
                      state.inForeground]
-        for (offset, flag) in flags.enumerated() where flag { bits |= 1 << (6 + offset) }
+        for (offset, flag) in flags.enumerated() where flag { bits |= 1 << (7 + offset) }
         self.bits = bits
         self.shared = shared
     }
 
     func state(shared parts: SharedDeviceParts) -> DeviceState {
-        func flag(_ offset: Int) -> Bool { bits & (1 << (6 + offset)) != 0 }
+        func flag(_ offset: Int) -> Bool { bits & (1 << (7 + offset)) != 0 }
         var state = DeviceState()
         state.authorization = Self.authorizations[Int(bits & 0b11)]
-        let prompt = Int(bits >> 2 & 0b111)
-        state.pendingPrompt = prompt == 0 ? nil : Self.prompts[prompt - 1]
-        state.accuracy = Self.accuracies[Int(bits >> 5 & 1)]
+        let prompt = Int(bits >> 2 & 0b1111)
+        state.pendingPrompt = prompt == 0 || prompt > Self.prompts.count ? nil : Self.prompts[prompt - 1]
+        state.accuracy = Self.accuracies[Int(bits >> 6 & 1)]
         state.provisional = flag(0)
         state.temporary = flag(1)
         state.alwaysPromptUsed = flag(2)
@@ -61,6 +59,7 @@ struct PackedDeviceState: Sendable, Hashable {
         state.inForeground = flag(8)
         state.context = parts.context
         state.sessionState = parts.sessionState
+        state.android = parts.android
         return state
     }
 }

@@ -29,7 +29,12 @@ public enum CoreLocationRules: PlatformRules {
             effects = try state.applyResponse(choice)
         case .alwaysEventOccurred:
             effects = state.applyAlwaysEvent()
-        case .appStateChanged(let appState, let indicator):
+        case .appStateChanged(let appState, let indicator, let service):
+            if service != nil {
+                throw AuthorizationRejection(
+                    .notOnThisPlatform, "data.foregroundService: an Apple app reports backgroundIndicator instead",
+                    field: "data.foregroundService")
+            }
             effects = state.applyAppState(appState, backgroundIndicator: indicator)
             needsEffect = false
         case .settingsChanged(let authorization, let preciseLocation):
@@ -56,6 +61,11 @@ public enum CoreLocationRules: PlatformRules {
             needsEffect = false
         case .diagnosticObserved(let diagnostic):
             return state.applyDiagnostic(diagnostic)
+        case .permissionsRequested, .permissionsResult, .permissionsObserved, .permissionsReset:
+            throw AuthorizationRejection(
+                .notOnThisPlatform,
+                "type: \(event.type.rawValue) is an Android event; this device is \(state.context.effectivePlatform.rawValue)",
+                field: "type")
         }
         if state.authorization != .authorizedWhenInUse { state.inferredAllowWhileUsing = false }
         if before.status != state.status {
@@ -80,7 +90,7 @@ extension DeviceState {
         guard authorization == .notDetermined, let prompt = pendingPrompt else { return }
         switch prompt {
         case .alwaysUpgrade, .alwaysSecond, .fullAccuracy: pendingPrompt = nil
-        case .whenInUse, .alwaysFirst, .legacyAlways: break
+        case .whenInUse, .alwaysFirst, .legacyAlways, .foreground, .backgroundDialog, .backgroundSettings, .precise: break
         }
     }
 

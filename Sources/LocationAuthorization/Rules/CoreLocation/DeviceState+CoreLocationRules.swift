@@ -255,6 +255,11 @@ extension DeviceState {
         authorization setting: SettingsAuthorization?, preciseLocation: Bool?
     ) throws(AuthorizationRejection) {
         let platform = context.effectivePlatform
+        if setting == .askEveryTime {
+            throw AuthorizationRejection(
+                .notOnThisPlatform, "data.authorization: askEveryTime is Android's; Apple's Settings offer never, askNextTime, whileUsing, always",
+                field: "data.authorization")
+        }
         if setting == .always && (platform == .tvOS || platform == .visionOS) {
             throw AuthorizationRejection(
                 .unsupportedSetting,
@@ -274,6 +279,8 @@ extension DeviceState {
                 authorization = platform == .macOS ? .authorizedAlways : .authorizedWhenInUse
             case .always:
                 authorization = .authorizedAlways
+            case .askEveryTime:
+                break
             }
             provisional = false
             temporary = false

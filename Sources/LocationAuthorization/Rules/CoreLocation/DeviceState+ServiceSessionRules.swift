@@ -262,6 +262,8 @@ extension DeviceState {
             choice = diagnostic.source == .serviceSession && flags.contains(.alwaysAuthorizationDenied) ? .keepOnlyWhileUsing : nil
         case .fullAccuracy:
             choice = flags.contains(.fullAccuracyDenied) ? .keepReducedAccuracy : nil
+        case .foreground, .backgroundDialog, .backgroundSettings, .precise:
+            choice = nil
         }
         guard let choice, prompt.offeredChoices(in: context).contains(choice) else { return nil }
         return (prompt, choice)
