@@ -40,7 +40,8 @@ struct APIRoutes {
                 kind: kind, appID: identity.appID,
                 groupBy: try AnalyticsQuery.parseGroupBy(parameters.get("groupBy")),
                 from: try AnalyticsQuery.parseTime(parameters.get("from"), "from"),
-                to: try AnalyticsQuery.parseTime(parameters.get("to"), "to")))
+                to: try AnalyticsQuery.parseTime(parameters.get("to"), "to"),
+                platform: try AnalyticsQuery.parsePlatform(parameters.get("platform"))))
         let rows = try await service.analytics(query)
         if request.headers[.accept]?.contains("text/csv") == true {
             let csv = AnalyticsFormat.csv(rows, kind: kind, groupBy: query.groupBy)

@@ -16,6 +16,7 @@ struct AnalyticsCommand: AsyncParsableCommand {
     @Option(help: "From this day (RFC 3339 time or YYYY-MM-DD, inclusive, UTC)") var from: String?
     @Option(help: "To this day (inclusive)") var to: String?
     @Option(help: "json or csv") var format = "json"
+    @Option(help: "Only this platform (iOS, android, ... or unknown)") var platform: String?
 
     func validate() throws {
         guard AnalyticsQuery.Kind(rawValue: kind) != nil else { throw ValidationError("kind must be prompts, statuses, escalations or settings") }
@@ -29,7 +30,8 @@ struct AnalyticsCommand: AsyncParsableCommand {
         do {
             query = AnalyticsQuery(
                 kind: kind, appID: appID, groupBy: try AnalyticsQuery.parseGroupBy(groupBy),
-                from: try AnalyticsQuery.parseTime(from, "from"), to: try AnalyticsQuery.parseTime(to, "to"))
+                from: try AnalyticsQuery.parseTime(from, "from"), to: try AnalyticsQuery.parseTime(to, "to"),
+                platform: try AnalyticsQuery.parsePlatform(platform))
         } catch {
             throw ValidationError(error.message)
         }

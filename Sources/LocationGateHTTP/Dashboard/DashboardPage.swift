@@ -1,4 +1,5 @@
 import Hummingbird
+import LocationAuthorization
 
 /// One dashboard page: its filters, its charts with their tables, and anything else.
 struct DashboardPage {
@@ -33,11 +34,16 @@ struct DashboardPage {
                 let label = choice.isEmpty ? "default" : choice
                 return #"<option value="\#(choice)"\#(choice == groupValue ? " selected" : "")>\#(label)</option>"#
             }.joined()
+            let platforms = ([""] + Platform.allCases.map(\.rawValue)).map { choice in
+                let label = choice.isEmpty ? "all" : choice
+                return #"<option value="\#(choice)"\#(choice == (filters.platform ?? "") ? " selected" : "")>\#(label)</option>"#
+            }.joined()
             body += """
                 <form class="filters" method="get" action="\(HTML.escape(path))">
                 <label>From<input type="date" name="from" value="\(HTML.escape(String(filters.fromText.prefix(10))))"></label>
                 <label>To<input type="date" name="to" value="\(HTML.escape(String(filters.toText.prefix(10))))"></label>
                 \(groupChoices.isEmpty ? "" : #"<label>Group by<select name="groupBy">\#(options)</select></label>"#)
+                <label>Platform<select name="platform">\(platforms)</select></label>
                 <button type="submit">Apply</button></form>
                 """
         }

@@ -386,7 +386,7 @@ struct DashboardRoutes {
 
     func analytics(_ kind: AnalyticsQuery.Kind, _ identity: APIIdentity, _ filters: Filters, groupBy: [AnalyticsQuery.Dimension]) async throws -> [AnalyticsQuery.Row] {
         let query = AnalyticsQuery(kind: kind, appID: identity.appID, groupBy: groupBy, from: kind == .statuses ? nil : filters.from,
-                                   to: kind == .statuses ? nil : filters.to)
+                                   to: kind == .statuses ? nil : filters.to, platform: filters.platform)
         return try await service.analytics(query)
     }
 
@@ -437,6 +437,8 @@ struct Filters {
     var groupBy: [AnalyticsQuery.Dimension]
     var fromText: String
     var toText: String
+    /// One platform's figures (SPEC §12), or every platform's.
+    var platform: String?
 
     init(_ request: Request) throws {
         let parameters = request.uri.queryParameters
@@ -446,5 +448,6 @@ struct Filters {
         to = try AnalyticsQuery.parseTime(toText.isEmpty ? nil : toText, "to")
         let group = parameters.get("groupBy") ?? ""
         groupBy = try AnalyticsQuery.parseGroupBy(group.isEmpty ? nil : group)
+        platform = try AnalyticsQuery.parsePlatform(parameters.get("platform"))
     }
 }

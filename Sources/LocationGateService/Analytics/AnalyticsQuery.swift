@@ -39,13 +39,35 @@ public struct AnalyticsQuery: Sendable {
     /// Inclusive, by UTC day of `occurredAt`.
     public var from: Date?
     public var to: Date?
+    /// Only this platform's rows (`platform=android`), or every platform.
+    public var platform: String?
 
-    public init(kind: Kind, appID: UUID, groupBy: [Dimension] = [], from: Date? = nil, to: Date? = nil) {
+    public init(kind: Kind, appID: UUID, groupBy: [Dimension] = [], from: Date? = nil, to: Date? = nil, platform: String? = nil) {
         self.kind = kind
         self.appID = appID
         self.groupBy = groupBy
         self.from = from
         self.to = to
+        self.platform = platform
+    }
+
+    /// Parses `platform`: a platform name (`iOS`, `android`, ...) or `unknown` (devices that
+    /// never reported one); anything else is a 400.
+    public static func parsePlatform(_ text: String?) throws(ServiceError) -> String? {
+        guard let text, !text.isEmpty else { return nil }
+        let names = Platform.allCases.map(\.rawValue) + ["unknown"]
+        guard names.contains(text) else {
+            throw ServiceError(.invalidRequest, "platform: \(text.prefix(32)) is not one of " + names.joined(separator: ", "))
+        }
+        return text
+    }
+
+    /// The platform filter as SQL on a table with a `platform` column (NULL or 'unknown' when
+    /// none was reported); empty without a filter.
+    private func platformFilter(_ column: String = "platform") -> String {
+        guard let platform else { return "" }
+        // A platform name from `parsePlatform`: letters only, safe to inline.
+        return " AND coalesce(\(column), 'unknown') = '\(platform.filter(\.isLetter))'"
     }
 
     /// Parses `groupBy=platform,week`; day and week together, or a repeated field, are invalid.
@@ -102,18 +124,19 @@ public struct AnalyticsQuery: Sendable {
             let rows = try connection.query(
                 """
                 SELECT \(unescaped: columns) FROM analytics_totals
-                WHERE app_id = \(appID) AND metric = ANY(\(PostgresArray(metrics)))
+                WHERE app_id = \(appID) AND metric = ANY(\(PostgresArray(metrics)))\(unescaped: platformFilter())
                 GROUP BY \(unescaped: group) ORDER BY \(unescaped: order)
                 """)
             return try decodeSums(rows)
         }
         // By day or week alone: the counters by day, a few rows per day.
-        let table = groupBy.allSatisfy({ $0 == .day || $0 == .week }) ? "analytics_days" : "analytics_rollups"
+        // (`analytics_days` has no platform: a filtered query reads the rollups.)
+        let table = groupBy.allSatisfy({ $0 == .day || $0 == .week }) && platform == nil ? "analytics_days" : "analytics_rollups"
         let rows = try connection.query(
             """
             SELECT \(unescaped: columns) FROM \(unescaped: table)
             WHERE app_id = \(appID) AND metric = ANY(\(PostgresArray(metrics)))
-              AND day >= \(fromDay)::date AND day <= \(toDay)::date
+              AND day >= \(fromDay)::date AND day <= \(toDay)::date\(unescaped: platformFilter())
             GROUP BY \(unescaped: group) ORDER BY \(unescaped: order)
             """)
         return try decodeSums(rows)
@@ -210,7 +233,8 @@ public struct AnalyticsQuery: Sendable {
     /// The jsonpath that finds an active or resumable `always` session in a stored state.
     static let effectiveAlwaysPath = #"$.sessions.* ? (@.requirement == "always" && (@.active == true || @.resumable == true))"#
 
-    /// V6's count per group. Without day or week: from the maintained counts per distinct state
+    /// V6's count per group; every Android device in Always counts (Android has no sessions,
+    /// SPEC §12). Without day or week: from the maintained counts per distinct state
     /// (a few rows). By day or week: each device's row in `device_states`, in the day its latest
     /// event was recorded (`updated_at`).
     private func effectiveAlways(on connection: PostgresConnection) throws -> [[JSONValue]: Int64] {
@@ -228,7 +252,8 @@ public struct AnalyticsQuery: Sendable {
             rows = try connection.query(
                 """
                 SELECT \(unescaped: (columns + ["count(*)::bigint"]).joined(separator: ", ")) FROM device_states
-                WHERE app_id = \(appID) AND status = 'authorizedAlways' AND state @? \(Self.effectiveAlwaysPath)::jsonpath
+                WHERE app_id = \(appID) AND status = 'authorizedAlways'
+                  AND (platform = 'android' OR state @? \(Self.effectiveAlwaysPath)::jsonpath)\(unescaped: platformFilter())
                 \(unescaped: group)
                 """)
         } else {
@@ -236,7 +261,8 @@ public struct AnalyticsQuery: Sendable {
                 """
                 SELECT \(unescaped: (columns + ["coalesce(sum(c.devices), 0)::bigint"]).joined(separator: ", "))
                 FROM device_counts c JOIN device_state_kinds k ON k.state_id = c.state_id
-                WHERE c.app_id = \(appID) AND c.status = 'authorizedAlways' AND k.state @? \(Self.effectiveAlwaysPath)::jsonpath
+                WHERE c.app_id = \(appID) AND c.status = 'authorizedAlways'
+                  AND (c.platform = 'android' OR k.state @? \(Self.effectiveAlwaysPath)::jsonpath)\(unescaped: platformFilter("c.platform"))
                 \(unescaped: group)
                 """)
         }
@@ -274,22 +300,39 @@ public struct AnalyticsQuery: Sendable {
         guard columns.count == groupBy.count else {
             throw ServiceError(.invalidRequest, "statuses are the current distribution: group them by platform, osMajor or appVersion")
         }
-        let select = (columns.map { "\($0)::text" } + ["status", "sum(devices)::bigint"]).joined(separator: ", ")
+        let select = (columns.map { "\($0)::text" } + [
+            "status", "sum(c.devices)::bigint",
+            "coalesce(sum(c.devices) FILTER (WHERE k.state @? \(Self.blockedPath.sqlLiteral)::jsonpath), 0)::bigint",
+        ]).joined(separator: ", ")
         let group = (columns + ["status"]).joined(separator: ", ")
-        // The maintained counts (a row per distinct state and lane), not every device's row.
+        // The maintained counts (a row per distinct state and lane), not every device's row;
+        // `blocked` (SPEC §12) reads each distinct state once.
         let rows = try connection.query(
             """
-            SELECT \(unescaped: select) FROM device_counts WHERE app_id = \(appID)
-            GROUP BY \(unescaped: group) HAVING sum(devices) <> 0 ORDER BY \(unescaped: group)
+            SELECT \(unescaped: select) FROM device_counts c JOIN device_state_kinds k ON k.state_id = c.state_id
+            WHERE c.app_id = \(appID)\(unescaped: platformFilter("c.platform"))
+            GROUP BY \(unescaped: group) HAVING sum(c.devices) <> 0 ORDER BY \(unescaped: group)
             """)
         return try rows.map { row in
             let values = try groupBy.indices.map { index throws -> JSONValue in
                 let text: String = try row.decode(index)
                 return groupBy[index] == .osMajor ? .number(Double(text) ?? 0) : .string(text)
             }
-            return groupFields(values) + [("status", .string(try row.decode(groupBy.count))), ("count", .number(Double(try row.decode(groupBy.count + 1) as Int64)))]
+            return groupFields(values) + [
+                ("status", .string(try row.decode(groupBy.count))),
+                ("count", .number(Double(try row.decode(groupBy.count + 1) as Int64))),
+                ("blocked", .number(Double(try row.decode(groupBy.count + 2) as Int64))),
+            ]
         }
     }
+
+    /// An Android state with a blocked permission group (SPEC §12, D5).
+    static let blockedPath = "$.blocked.* ? (@ == true)"
+}
+
+extension String {
+    /// A constant of this file as an SQL string literal (no quotes inside).
+    fileprivate var sqlLiteral: String { "'" + replacingOccurrences(of: "'", with: "''") + "'" }
 }
 
 extension GateService {

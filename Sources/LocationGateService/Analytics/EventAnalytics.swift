@@ -22,7 +22,9 @@ public struct DeviceMilestones: OptionSet, Sendable, Hashable {
         var reached: DeviceMilestones = []
         if after.status == .authorizedWhenInUse { reached.insert(.reachedWhenInUse) }
         // Asked for Always from When In Use: the upgrade prompt, or 13.0-13.3's silent grant.
-        if effects.contains(.promptShown(.alwaysUpgrade))
+        // Android's background dialog and Settings page are its escalation (SPEC §12).
+        if effects.contains(.promptShown(.alwaysUpgrade)) || effects.contains(.promptShown(.backgroundDialog))
+            || effects.contains(.promptShown(.backgroundSettings))
             || (before.status == .authorizedWhenInUse && after.status == .authorizedAlways && after.provisional) {
             reached.insert(.askedAlways)
         }
@@ -59,7 +61,7 @@ public struct EventAnalytics: Sendable, Hashable, Codable {
         // The context when the event happened (a contextReported event counts under the new one).
         let context = after.context
         var analytics = EventAnalytics(
-            platform: context.platform?.rawValue ?? "unknown", osMajor: context.osVersion?.major ?? 0,
+            platform: context.platform?.rawValue ?? "unknown", osMajor: context.osMajor ?? 0,
             appVersion: context.appVersion ?? "unknown")
         // The answer: explicit, or inferred from an observation (O2).
         var answer: (Prompt, PromptChoice)?
@@ -67,8 +69,9 @@ public struct EventAnalytics: Sendable, Hashable, Codable {
         for case .answerInferred(let prompt, let choice) in effects { answer = (prompt, choice) }
         if let (prompt, choice) = answer {
             analytics.prompt = prompt
-            if prompt == .fullAccuracy {
-                analytics.granted = choice == .allowFullAccuracy
+            if prompt == .fullAccuracy || prompt == .precise {
+                // Accuracy prompts: a grant is full accuracy (Android: precise).
+                analytics.granted = choice == .allowFullAccuracy || choice == .precise
                 analytics.always = false
             } else {
                 analytics.granted = after.authorization == .authorizedWhenInUse || after.authorization == .authorizedAlways

@@ -64,7 +64,7 @@ public enum DeviceStateStore {
                         \(PostgresArray(devices.map { $0.state.status.rawValue })),
                         \(PostgresArray(devices.map { $0.state.provisional ? "t" : "f" }, typeOID: PostgresType.boolArray)),
                         \(PostgresArray(devices.map { $0.state.context.platform?.rawValue }, typeOID: PostgresType.textArray)),
-                        \(PostgresArray(devices.map { $0.state.context.osVersion.map { String($0.major) } }, typeOID: PostgresType.int8Array)),
+                        \(PostgresArray(devices.map { $0.state.context.osMajor.map(String.init) }, typeOID: PostgresType.int8Array)),
                         \(PostgresArray(devices.map { $0.state.context.appVersion }, typeOID: PostgresType.textArray)),
                         \(PostgresArray(devices.map { Int64($0.milestones.rawValue) })))
                 AS n(u, d, v, s, st, p, pl, om, av, m)
@@ -97,7 +97,7 @@ public enum DeviceStateStore {
                 SELECT s, hashtextextended(s::text, 0) AS id, st, pl, om, av, c, i
                 FROM unnest(\(PostgresArray(json: rows.map(\.key))), \(PostgresArray(states.map { $0.status.rawValue })),
                             \(PostgresArray(states.map { $0.context.platform?.rawValue }, typeOID: PostgresType.textArray)),
-                            \(PostgresArray(states.map { $0.context.osVersion.map { String($0.major) } }, typeOID: PostgresType.int8Array)),
+                            \(PostgresArray(states.map { $0.context.osMajor.map(String.init) }, typeOID: PostgresType.int8Array)),
                             \(PostgresArray(states.map { $0.context.appVersion }, typeOID: PostgresType.textArray)),
                             \(PostgresArray(rows.map(\.value.count))))
                     WITH ORDINALITY AS n(s, st, pl, om, av, c, i)),

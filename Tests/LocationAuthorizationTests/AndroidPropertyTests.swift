@@ -1,0 +1,133 @@
+import PropertyBased
+import Testing
+
+@testable import LocationAuthorization
+
+/// Random Android sequences across API levels 22-35, targetSdk and manifests.
+struct AndroidScenario {
+    static let levels = [22, 28, 29, 30, 31, 33, 34, 35]
+    static let manifests: [Set<AndroidPermission>?] = [nil, [.coarse, .fine], [.coarse], [.coarse, .fine, .background], [.fine, .background]]
+    static let sets: [Set<AndroidPermission>] = [[.coarse, .fine], [.coarse], [.fine], [.background], [.coarse, .fine, .background], [.coarse, .background], []]
+
+    var context: DeviceContext
+    var events: [LocationEvent]
+
+    init(_ numbers: [Int]) {
+        var numbers = numbers.makeIterator()
+        func next(_ bound: Int) -> Int { (numbers.next() ?? 0) % bound }
+        let api = Self.levels[next(Self.levels.count)]
+        let target = [api, 28, 30, 34][next(4)]
+        context = DeviceContext(platform: .android, apiLevel: api, targetSdk: target, declaredPermissions: Self.manifests[next(Self.manifests.count)])
+        events = []
+        while let number = numbers.next() { events.append(Self.event(number)) }
+    }
+
+    static func event(_ number: Int) -> LocationEvent {
+        let pick = number % 1000
+        let set = sets[(pick / 10) % sets.count]
+        let other = sets[(pick / 70) % sets.count]
+        switch pick % 10 {
+        case 0, 1, 2:
+            return .permissionsRequested(set.isEmpty ? [.coarse, .fine] : set)
+        case 3, 4:
+            return .permissionsResult(PermissionsResult(
+                granted: set, denied: other.subtracting(set), rationale: pick % 3 == 0 ? nil : other, interrupted: pick % 17 == 0))
+        case 5: return .permissionsObserved(granted: set, locationEnabled: pick % 4 == 0 ? nil : pick % 5 != 0)
+        case 6: return .appStateChanged(AppState.allCases[(pick / 10) % 3], backgroundIndicator: false, foregroundService: pick % 3 == 0)
+        case 7:
+            let settings: [SettingsAuthorization?] = [.always, .whileUsing, .askEveryTime, .never, nil]
+            let setting = settings[(pick / 10) % settings.count]
+            return .settingsChanged(authorization: setting, preciseLocation: setting == nil ? pick % 2 == 0 : nil)
+        case 8: return pick % 3 == 0 ? .permissionsReset(.unusedApp) : .locationServicesChanged(enabled: pick % 2 == 0)
+        default: return .contextReported(DeviceContext(appVersion: "2.\(pick % 5)"))
+        }
+    }
+
+    var start: DeviceState {
+        var state = DeviceState()
+        _ = try? state.apply(.contextReported(context))
+        return state
+    }
+}
+
+@Suite("Android properties over random sequences", .timeLimit(.minutes(2)))
+struct AndroidPropertyTests {
+    static let features = [
+        Feature(key: "nearby", requires: .whenInUse, services: [.standard]),
+        Feature(key: "geofence", requires: .whenInUse, services: [.regionMonitoring]),
+        Feature(key: "trips", requires: .always, services: [.standard]),
+        Feature(key: "precise", requires: .whenInUse, services: [.standard], accuracy: .full),
+        Feature(key: "push", requires: .always, services: [.locationPush]),
+    ]
+    static let androidReasons: Set<GateReason> = [
+        .authorized, .locationServicesDisabled, .denied, .awaitingResponse, .notDetermined, .missingUsageDescription,
+        .needsAlways, .reducedAccuracy, .serviceUnavailable, .blocked,
+    ]
+
+    @Test("The mapped status is one the gate table knows, and every decision is one of Android's rows")
+    func mappedStatus() async {
+        await propertyCheck(count: 1000, input: scenarioInput) { numbers in
+            let scenario = AndroidScenario(numbers)
+            _ = fold(scenario.start, scenario.events) { _, event, transition in
+                let state = transition.state
+                #expect(state.family == .android)
+                #expect(state.status != .restricted && !state.provisional && !state.temporary, "\(event)")
+                // The mapping: a grant is authorized, none is denied exactly when denied or blocked.
+                switch state.android.foreground {
+                case .none:
+                    #expect(state.authorization == ((state.android.foregroundDenials > 0 || state.android.foregroundBlocked) ? .denied : .notDetermined))
+                case .approximate, .precise:
+                    #expect(state.authorization.rank >= Authorization.authorizedWhenInUse.rank)
+                    #expect(state.effectiveAccuracy == (state.android.foreground == .precise ? .full : .reduced))
+                }
+                if let prompt = state.pendingPrompt { #expect(prompt.isAndroid, "\(prompt)") }
+                for feature in Self.features {
+                    let decision = state.decide(feature, version: 1)
+                    #expect(Self.androidReasons.contains(decision.reason), "\(decision.reason) after \(event)")
+                    #expect(decision.enabled == (decision.reason == .authorized))
+                }
+            }
+        }
+    }
+
+    @Test("permissionsObserved alone converges to the device's truth")
+    func observationsConverge() async {
+        await propertyCheck(count: 1000, input: scenarioInput) { numbers in
+            let scenario = AndroidScenario(numbers)
+            let state = fold(scenario.start, scenario.events)
+            for granted in AndroidScenario.sets {
+                var device = state
+                let report = LocationEvent.permissionsObserved(granted: granted, locationEnabled: true)
+                _ = try? device.apply(report)
+                let expected: ForegroundGrant = granted.contains(.fine) ? .precise : (granted.contains(.coarse) ? .approximate : .none)
+                #expect(device.android.foreground == expected)
+                if expected != .none && device.context.androidAPILevel >= 29 {
+                    #expect(device.android.background == granted.contains(.background))
+                }
+                #expect(device.locationServicesEnabled)
+                var again = device
+                #expect((try? again.apply(report)) == [.noEffect(.confirmed)], "\(granted)")
+            }
+        }
+    }
+
+    @Test("A blocked group is never prompted")
+    func blockedNeverPrompted() async {
+        await propertyCheck(count: 1000, input: scenarioInput) { numbers in
+            let scenario = AndroidScenario(numbers)
+            _ = fold(scenario.start, scenario.events) { before, event, transition in
+                guard case .permissionsRequested(let asked) = event else { return }
+                let prompts = transition.effects.compactMap { effect -> Prompt? in
+                    if case .promptShown(let prompt) = effect { return prompt }
+                    return nil
+                }
+                if before.android.foregroundBlocked && !asked.isDisjoint(with: [.coarse, .fine]) {
+                    #expect(prompts.isEmpty, "\(event) prompted \(prompts) while the foreground group is blocked")
+                }
+                if before.android.backgroundBlocked && asked == [.background] {
+                    #expect(prompts.isEmpty, "\(event) prompted \(prompts) while the background group is blocked")
+                }
+            }
+        }
+    }
+}
