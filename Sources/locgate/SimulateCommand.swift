@@ -27,9 +27,23 @@ struct SimulateCommand: AsyncParsableCommand {
             relying on implicit sessions), let Core Location prompt for them, run in the background with a \
             CLBackgroundActivitySession, are relaunched and re-take their sessions or not, and report \
             diagnostics from sessions, live updates and monitors. The other devices are the same whatever \
-            the share; 0 gives the population without them.
+            the share. 0 (the default) gives the population of earlier releases, so that a benchmark \
+            loads the same events into an earlier build; the demo and Labs/bench pass 0.3.
             """))
-    var modernShare = PopulationSimulator.defaultModernShare
+    var modernShare = 0.0
+    @Option(help: ArgumentHelp(
+        "The devices' platforms: ios, android or mixed",
+        discussion: """
+            ios (the default) is Apple's platforms alone, the population of earlier releases. android is \
+            Android devices alone (SPEC §12): API levels 28 to 35, app builds with targetSdk 22 to 35 and \
+            their manifests, apps that report permission requests, results and observations (never a \
+            button): two refusals that block, approximate grants and the precise upgrade, one-time grants \
+            that lapse, background through the API 29 dialog or the Settings page, Settings changes, \
+            hibernation and location foreground services. mixed makes about \
+            \(Int(PopulationSimulator.mixedAndroidShare * 100))% of the devices Android; the others are those \
+            of ios for the same seed, and --modern-share applies to them.
+            """))
+    var platform = SimulatedPlatform.ios.rawValue
     @Flag(help: "No progress bar") var quiet = false
 
     func validate() throws {
@@ -38,11 +52,15 @@ struct SimulateCommand: AsyncParsableCommand {
             throw ValidationError("--devices and --concurrency must be positive, --batch 1 to \(GateService.maxBatchEvents)")
         }
         guard (0...1).contains(modernShare) else { throw ValidationError("--modern-share must be from 0 to 1") }
+        guard SimulatedPlatform(rawValue: platform) != nil else {
+            throw ValidationError("--platform must be ios, android or mixed")
+        }
     }
 
     func run() async throws {
-        guard let appID = UUID(uuidString: app) else { return }
-        let simulator = PopulationSimulator(seed: seed, observationsOnly: observationsOnly, modernShare: modernShare)
+        guard let appID = UUID(uuidString: app), let platforms = SimulatedPlatform(rawValue: platform) else { return }
+        let simulator = PopulationSimulator(
+            seed: seed, observationsOnly: observationsOnly, modernShare: modernShare, platform: platforms)
         // The bar redraws one line: only on a terminal; logs and CI get the final report alone.
         let progress = ProgressBar(total: devices, enabled: !quiet && isatty(STDERR_FILENO) == 1)
         let clock = ContinuousClock()

@@ -69,7 +69,7 @@ struct CacheBoundsTests {
         for index in 0..<50_000 {
             let key = StreamKey(appID: appID, userID: "user-\(index)-with-a-long-identifier", deviceID: "device-\(index)-long-identifier")
             cache.store(key, version: 1, state: Self.state(.denied, appVersion: "build-\(index)"))
-            if index % 100 == 0 { #expect(cache.entry(hot) != nil) }
+            if index % 25 == 0 { #expect(cache.entry(hot) != nil) }
             #expect(cache.bytes <= budget)
         }
         #expect(cache.count > 100 && cache.count < 50_000)

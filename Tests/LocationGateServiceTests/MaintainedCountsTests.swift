@@ -21,7 +21,7 @@ struct MaintainedCountsTests {
             Feature(key: "precise", requires: .whenInUse, accuracy: .full),
         ]
         for feature in features { _ = try await service.features.put(appID: appID, feature: feature) }
-        let simulator = PopulationSimulator(seed: 5, observationsOnly: false)
+        let simulator = PopulationSimulator(seed: 5, observationsOnly: false, platform: .mixed)
         // Four writers at once, in several lanes; each device's events spread over several
         // appends of 5 events, so that appends move devices from one counted state to another.
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -45,12 +45,14 @@ struct MaintainedCountsTests {
         }
         let direct = try await pool.query(
             """
-            SELECT platform, os_major::text, app_version, status, count(*)::bigint FROM device_states WHERE app_id = \(appID)
+            SELECT platform, os_major::text, app_version, status, count(*)::bigint,
+                   count(*) FILTER (WHERE state->'blocked'->>'foreground' = 'true' OR state->'blocked'->>'background' = 'true')::bigint
+            FROM device_states WHERE app_id = \(appID)
             GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
             """
         ).map { row -> String in
             let os = Double(try row.decode(1) as String) ?? 0
-            return "platform=\(JSONValue.string(try row.decode(0))) osMajor=\(JSONValue.number(os)) appVersion=\(JSONValue.string(try row.decode(2))) status=\(JSONValue.string(try row.decode(3))) count=\(JSONValue.number(Double(try row.decode(4) as Int64)))"
+            return "platform=\(JSONValue.string(try row.decode(0))) osMajor=\(JSONValue.number(os)) appVersion=\(JSONValue.string(try row.decode(2))) status=\(JSONValue.string(try row.decode(3))) count=\(JSONValue.number(Double(try row.decode(4) as Int64))) blocked=\(JSONValue.number(Double(try row.decode(5) as Int64)))"
         }
         #expect(statuses == direct)
         #expect(statuses.count > 5)

@@ -19,7 +19,7 @@ struct ReplayTests {
         let appID = try await TestDatabase.makeApp(pool)
         _ = try await service.features.put(appID: appID, feature: Feature(key: "trip-log", requires: .always, services: [.visits]))
         _ = try await service.features.put(appID: appID, feature: Feature(key: "nearby", requires: .whenInUse))
-        let simulator = PopulationSimulator(seed: seed, observationsOnly: observationsOnly)
+        let simulator = PopulationSimulator(seed: seed, observationsOnly: observationsOnly, platform: .mixed)
         var appended = 0
         for start in stride(from: 0, to: 300, by: 50) {
             let events = (start..<(start + 50)).flatMap { simulator.device($0) }

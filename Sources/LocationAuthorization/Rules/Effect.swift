@@ -45,7 +45,8 @@ extension Effect {
             : nil
         var prompts: [Prompt] = []
         for (index, effect) in effects.enumerated() {
-            guard case .promptShown(let prompt) = effect, index != own else { continue }
+            // Android has no sessions: its prompts are always a request's.
+            guard case .promptShown(let prompt) = effect, index != own, !prompt.isAndroid else { continue }
             prompts.append(prompt)
         }
         return prompts

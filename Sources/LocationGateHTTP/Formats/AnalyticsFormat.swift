@@ -24,9 +24,9 @@ public enum AnalyticsFormat {
 
     public static func emptyFields(_ kind: AnalyticsQuery.Kind) -> [String] {
         switch kind {
-        case .prompts: ["prompt", "shown", "answered", "inferred", "choices", "grantRate", "alwaysRate"]
-        case .statuses: ["status", "count"]
-        case .escalations: DeviceMilestones.names.map(\.1)
+        case .prompts: ["prompt", "shown", "sessionShown", "answered", "inferred", "choices", "grantRate", "alwaysRate"]
+        case .statuses: ["status", "count", "blocked"]
+        case .escalations: DeviceMilestones.names.map(\.1) + ["effectiveAlways"]
         case .settings: ["upgrades", "downgrades"]
         }
     }

@@ -14,7 +14,8 @@ extension EventBatch {
     /// What sends a body to `JSONDecoder`: a byte outside ASCII or a backslash anywhere; a number
     /// that is not a plain integer; a key twice in one object; a `contextReported` event, or an
     /// `authorizationRequested` one with a `purposeKey`, a `serviceSessionChanged` or a
-    /// `diagnosticObserved` (their free text has bounds to check, their flags rules per source);
+    /// `diagnosticObserved` or an Android `permissions*` event (their free text has bounds to
+    /// check, their flags and permission sets rules of their own);
     /// a time other than `YYYY-MM-DDTHH:MM:SS[.f{1,3}]Z`; and every kind of invalid input.
     static func read(_ body: Data) -> [EventSubmission]? {
         body.withUnsafeBytes { raw -> [EventSubmission]? in
@@ -41,7 +42,7 @@ extension EventBatch {
               let data = item["data"], data.hasUniqueKeys
         else { return nil }
         if type == .authorizationRequested && data["purposeKey"] != nil { return nil }
-        if type == .serviceSessionChanged || type == .diagnosticObserved { return nil }
+        if type == .serviceSessionChanged || type == .diagnosticObserved || type.isAndroidOnly { return nil }
         guard let event = LocationEvent(type: type, data: data) else { return nil }
         var expectedVersion: Int64?
         if let node = item["expectedVersion"], !node.isNull {

@@ -234,8 +234,10 @@ public final class DeviceStateCache: Sendable {
         return (32 + count + 1 + 16 + 15) / 16 * 16
     }
 
-    /// Shared parts in the table: the array's copy and the index's copy with its bucket, and
-    /// their strings, sets and sessions on the heap (the sessions twice: array and index).
+    /// Shared parts in the table: the array's copy and the index's copy with its bucket, at
+    /// their storage's capacity (an array and a hash table grow by doubling: up to two and a
+    /// half slots per entry), and their strings, sets and sessions on the heap (the sessions
+    /// twice: array and index).
     static func sharedBytes(_ parts: SharedDeviceParts) -> Int {
         func setBytes(_ set: Set<String>?) -> Int {
             guard let set else { return 0 }
@@ -246,7 +248,7 @@ public final class DeviceStateCache: Sendable {
         let sessionBytes = sessions.isEmpty ? 0 : 64 + sessions.reduce(0) { total, entry in
             total + 32 + MemoryLayout<ServiceSession>.stride + heapBytes(entry.key) + heapBytes(entry.value.fullAccuracyPurposeKey)
         }
-        return 3 * MemoryLayout<SharedDeviceParts>.stride + 16 + heapBytes(context.appVersion)
+        return 5 * MemoryLayout<SharedDeviceParts>.stride + 16 + heapBytes(context.appVersion)
             + setBytes(context.usageDescriptions) + setBytes(context.temporaryUsagePurposeKeys) + 2 * sessionBytes
     }
 }

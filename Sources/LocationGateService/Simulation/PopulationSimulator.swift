@@ -29,6 +29,13 @@ public struct SplitMix64: RandomNumberGenerator, Sendable {
 /// (`PopulationSimulator+ServiceSessions.swift`). Whether a device is one of them is drawn from a
 /// generator of its own, so the other devices are exactly those of a population without them
 /// (`modernShare: 0`).
+///
+/// A share of the devices (`androidShare`, from `platform`: none for `ios`, the default; all
+/// for `android`; about 45% for `mixed`) run Android, API 28 to 35, with an app that reports
+/// permission requests, results and observations (SPEC §12, `PopulationSimulator+Android.swift`).
+/// Whether a device is one of them is drawn from another generator of its own, so the Apple
+/// devices of a mixed population are exactly those of the same device indexes without Android
+/// (`androidShare: 0`, the `ios` population).
 public struct PopulationSimulator: Sendable {
     public var seed: UInt64
     public var start: Date
@@ -41,18 +48,26 @@ public struct PopulationSimulator: Sendable {
     /// The share of devices (0 to 1) whose app uses service sessions and diagnostics (SPEC §11).
     public var modernShare: Double
 
+    /// The share of devices (0 to 1) that run Android (SPEC §12); `modernShare` applies to the
+    /// others.
+    public var androidShare: Double
+
     /// The share of `locgate simulate` unless told otherwise.
     public static let defaultModernShare = 0.3
+    /// The Android share of `--platform mixed`.
+    public static let mixedAndroidShare = 0.45
 
     public init(
         seed: UInt64 = 42, start: Date = Date(timeIntervalSince1970: 1_793_000_000), span: TimeInterval = 60 * 86_400,
-        observationsOnly: Bool = false, modernShare: Double = PopulationSimulator.defaultModernShare
+        observationsOnly: Bool = false, modernShare: Double = PopulationSimulator.defaultModernShare,
+        platform: SimulatedPlatform = .ios
     ) {
         self.seed = seed
         self.start = start
         self.span = span
         self.observationsOnly = observationsOnly
         self.modernShare = modernShare
+        self.androidShare = platform.androidShare
     }
 
     /// The events of device `index`, in order.
@@ -62,6 +77,11 @@ public struct PopulationSimulator: Sendable {
         var device = SimulatedDevice(
             random: random, userID: "user-\(index / 2)", deviceID: "device-\(index)", clock: clock,
             observationsOnly: observationsOnly)
+        if runsAndroid(index) {
+            var script = AndroidScript(device: device)
+            script.run()
+            return script.device.events
+        }
         if usesServiceSessions(index) {
             var script = ServiceSessionScript(device: device)
             script.run()
@@ -73,10 +93,20 @@ public struct PopulationSimulator: Sendable {
 
     /// Whether device `index` is one of the `modernShare`: drawn from a generator of its own, so
     /// that the draws of every other device are those of a population without them.
+    /// Never an Android device.
     public func usesServiceSessions(_ index: Int) -> Bool {
-        guard modernShare > 0 else { return false }
+        guard modernShare > 0, !runsAndroid(index) else { return false }
         var chooser = SplitMix64(seed: (seed ^ 0x6A09_E667_F3BC_C909) &+ UInt64(index) &* 0xD1B5_4A32_D192_ED03)
         return Double.random(in: 0..<1, using: &chooser) < modernShare
+    }
+
+    /// Whether device `index` is one of the `androidShare`: drawn from a generator of its own (no
+    /// draw at all with a share of 0), so that the draws of every other device are those of a
+    /// population without Android.
+    public func runsAndroid(_ index: Int) -> Bool {
+        guard androidShare > 0 else { return false }
+        var chooser = SplitMix64(seed: (seed ^ 0xBB67_AE85_84CA_A73B) &+ UInt64(index) &* 0x9FB2_1C65_1E98_DF25)
+        return Double.random(in: 0..<1, using: &chooser) < androidShare
     }
 
     /// A device whose app asks with `CLLocationManager`'s request methods alone, on every

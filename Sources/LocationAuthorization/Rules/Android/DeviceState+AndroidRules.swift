@@ -25,10 +25,11 @@ extension DeviceState {
         inferredAllowWhileUsing = false
     }
 
-    /// A foreground grant; apps targeting API 28 or lower on API 29+ get background with it (D4).
+    /// A foreground grant. Below API 29 there is no separate background permission, and apps
+    /// targeting API 28 or lower on API 29+ get background with it (D4).
     private mutating func grantForeground(_ grant: ForegroundGrant) {
         android.foreground = grant
-        if context.androidAPILevel >= 29 && context.androidTargetSdk <= 28 { android.background = true }
+        if context.androidAPILevel < 29 || context.androidTargetSdk <= 28 { android.background = true }
     }
 
     // MARK: - Context
@@ -36,7 +37,8 @@ extension DeviceState {
     /// C1 on Android. The first Android context must give `apiLevel` and `targetSdk`; D1: below
     /// API 23 (or targetSdk 23) every declared permission is granted at install.
     mutating func applyAndroidContext(_ report: DeviceContext) throws(AuthorizationRejection) -> [Effect] {
-        if context.platform != .android {
+        let installing = context.platform != .android
+        if installing {
             if report.apiLevel == nil {
                 throw AuthorizationRejection(.missingAndroidLevel, "data.apiLevel: the first Android context must give it", field: "data.apiLevel")
             }
@@ -44,14 +46,18 @@ extension DeviceState {
                 throw AuthorizationRejection(.missingAndroidLevel, "data.targetSdk: the first Android context must give it", field: "data.targetSdk")
             }
             context.platform = .android
+            // Whatever Apple rules left (a device that reported events before any context).
+            let kept = context
+            self = DeviceState()
+            context = kept
         }
         if let osVersion = report.osVersion { context.osVersion = osVersion }
         if let appVersion = report.appVersion { context.appVersion = appVersion }
         if let apiLevel = report.apiLevel { context.apiLevel = apiLevel }
         if let targetSdk = report.targetSdk { context.targetSdk = targetSdk }
         if let declared = report.declaredPermissions { context.declaredPermissions = declared }
-        // D1: granted at install.
-        if context.androidAPILevel < 23 || context.androidTargetSdk < 23 {
+        // D1: granted at install (the first Android context), not again at later launches.
+        if installing && (context.androidAPILevel < 23 || context.androidTargetSdk < 23) {
             let declared = context.declaredAndroidPermissions
             if declared.contains(.fine) {
                 android.foreground = .precise
@@ -104,7 +110,8 @@ extension DeviceState {
         case .none:
             return effects + showAndroid(.foreground, for: asked)
         case .approximate where asked.contains(.fine):
-            return effects + showAndroid(.precise, for: asked)
+            // Android 12+ shows the upgrade; before, the ordinary dialog asks for fine.
+            return effects + showAndroid(api >= 31 ? .precise : .foreground, for: asked)
         case .approximate, .precise:
             // Foreground already granted; on API 29 (or targetSdk < 30) background asked with it
             // shows the background dialog.
@@ -128,6 +135,7 @@ extension DeviceState {
     /// once and the result reconciles the permissions it names (D9).
     mutating func applyPermissionsResult(_ result: PermissionsResult) -> [Effect] {
         guard let prompt = pendingPrompt, prompt.isAndroid else {
+            if result.interrupted { return [.noEffect(.unchanged)] }
             var granted = currentPermissions
             granted.subtract(result.denied)
             granted.formUnion(result.granted)
@@ -150,6 +158,10 @@ extension DeviceState {
                 if result.granted.contains(.background) {
                     android.background = true
                     choice = .allowAllTheTime
+                } else if requested.contains(.background) {
+                    // API 29 (or targetSdk < 30): background asked with foreground and not granted.
+                    countDenial(foreground: false, result: result, requested: requested)
+                    choice = .whileUsing
                 } else if api >= 31 && requested.contains(.coarse) && requested.contains(.fine) {
                     choice = fine ? .preciseWhileUsing : .approximateWhileUsing
                 } else {
@@ -235,7 +247,8 @@ extension DeviceState {
         let foreground: ForegroundGrant = granted.contains(.fine) ? .precise : (granted.contains(.coarse) ? .approximate : .none)
         var correction: Effect?
         if android.leftForegroundSinceAnswer, let answer = android.correctableAnswer {
-            if foreground == .none && android.foreground != .none, let once = answer.oneTimeForm {
+            // "Only this time" exists from API 30.
+            if foreground == .none && android.foreground != .none && context.androidAPILevel >= 30, let once = answer.oneTimeForm {
                 // D6: a lapse, not a denial: denials and blocks stay as they are.
                 correction = .answerCorrected(prompt: .foreground, from: answer, to: once)
             }
@@ -245,6 +258,9 @@ extension DeviceState {
         let gained = android.foreground == .none && foreground != .none
         android.foreground = foreground
         android.background = context.androidAPILevel >= 29 ? granted.contains(.background) && foreground != .none : foreground != .none
+        // A group the device grants is not blocked any more (the person granted it in Settings).
+        if foreground != .none { android.foregroundBlocked = false }
+        if android.background { android.backgroundBlocked = false }
         if let locationEnabled { locationServicesEnabled = locationEnabled }
         if gained {
             pendingPrompt = nil
@@ -281,7 +297,8 @@ extension DeviceState {
         switch setting {
         case .always, .whileUsing:
             if android.foreground == .none { grantForeground(preciseDeclared ? .precise : .approximate) }
-            android.background = setting == .always || (context.androidAPILevel >= 29 && context.androidTargetSdk <= 28) && android.background
+            // "Allow only while using the app" takes background away, a legacy app's too.
+            android.background = setting == .always
             android.foregroundBlocked = false
             if setting == .always { android.backgroundBlocked = false }
         case .askEveryTime:

@@ -4,14 +4,21 @@
 /// citing its id; the gate's table is in `CoreLocationRules+Gate.swift`.
 public enum CoreLocationRules: PlatformRules {
     /// V1's relaunch window closes before the event, the event's own rule applies, then V2 asks
-    /// for an active session's unmet goal. Works on a copy, so a rejected event changes nothing.
+    /// for an active session's unmet goal. Every rule checks what can reject before it changes
+    /// anything, so a rejected event leaves the state as it was; only a closing relaunch window
+    /// (rare) changes the state before the rule, on a copy.
     public static func apply(_ event: LocationEvent, to state: inout DeviceState) throws(AuthorizationRejection) -> [Effect] {
-        var next = state
-        var effects = next.closeRelaunchWindow(before: event)
-        effects += try applyRule(event, to: &next)
-        next.endPromptsThatNeedAGrant()
-        effects += next.askForSessionGoals()
-        state = next
+        var effects: [Effect]
+        if state.sessionState.relaunchWindowOpen {
+            var next = state
+            effects = next.closeRelaunchWindow(before: event)
+            effects += try applyRule(event, to: &next)
+            state = next
+        } else {
+            effects = try applyRule(event, to: &state)
+        }
+        state.endPromptsThatNeedAGrant()
+        effects += state.askForSessionGoals()
         return effects
     }
 
@@ -21,7 +28,7 @@ public enum CoreLocationRules: PlatformRules {
         var needsEffect = true
         switch event {
         case .contextReported(let report):
-            effects = state.applyContext(report)
+            effects = try state.applyContext(report)
             needsEffect = false
         case .authorizationRequested(let request):
             effects = try state.applyRequest(request)

@@ -3,7 +3,12 @@ extension DeviceState {
 
     /// C1: fields left out keep their value; the first report of `defaultAccuracyReduced` sets the
     /// starting accuracy (NSLocationDefaultAccuracyReduced).
-    mutating func applyContext(_ report: DeviceContext) -> [Effect] {
+    mutating func applyContext(_ report: DeviceContext) throws(AuthorizationRejection) -> [Effect] {
+        // Android's fields on an Apple device's context (one that names no platform).
+        for (field, present) in [("apiLevel", report.apiLevel != nil), ("targetSdk", report.targetSdk != nil),
+                                 ("declaredPermissions", report.declaredPermissions != nil)] where present {
+            throw AuthorizationRejection(.notOnThisPlatform, "data.\(field): only an Android context has it", field: "data.\(field)")
+        }
         if let reduced = report.defaultAccuracyReduced, context.defaultAccuracyReduced == nil, reduced {
             accuracy = .reduced
         }

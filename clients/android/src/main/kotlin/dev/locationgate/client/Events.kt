@@ -1,0 +1,353 @@
+package dev.locationgate.client
+
+import java.util.UUID
+
+/**
+ * One event as SPEC §1 has a client send it, already written as JSON: the bytes that are queued
+ * and, byte for byte, sent (a retry sends exactly what the first attempt sent).
+ *
+ * `id` is the event's UUID, given when it was recorded and kept through every retry: it is the
+ * idempotency key that makes the server answer `duplicate: true` instead of storing it twice.
+ */
+data class Event(val id: String, val type: String, val json: String) {
+    override fun toString(): String = json
+}
+
+/** An Android location permission, by its SPEC §12 name and its manifest name. */
+enum class AndroidPermission(val specName: String, val manifestName: String) {
+    /** ACCESS_COARSE_LOCATION: approximate location. */
+    COARSE("coarse", "android.permission.ACCESS_COARSE_LOCATION"),
+    /** ACCESS_FINE_LOCATION: precise location. */
+    FINE("fine", "android.permission.ACCESS_FINE_LOCATION"),
+    /** ACCESS_BACKGROUND_LOCATION (API 29+). */
+    BACKGROUND("background", "android.permission.ACCESS_BACKGROUND_LOCATION"),
+    /** FOREGROUND_SERVICE_LOCATION (API 34+): declared in the manifest, never requested. */
+    FOREGROUND_SERVICE_LOCATION("foregroundServiceLocation", "android.permission.FOREGROUND_SERVICE_LOCATION");
+
+    /** Whether an app requests it at run time (the three location permissions). */
+    val isRuntime: Boolean get() = this != FOREGROUND_SERVICE_LOCATION
+
+    companion object {
+        /** The three runtime location permissions, the ones to ask `checkSelfPermission` about. */
+        @JvmField
+        val RUNTIME: List<AndroidPermission> = listOf(COARSE, FINE, BACKGROUND)
+
+        /** The permission a manifest name (`android.permission.ACCESS_FINE_LOCATION`) names, or null. */
+        @JvmStatic
+        fun fromManifestName(name: String): AndroidPermission? = values().firstOrNull { it.manifestName == name }
+    }
+}
+
+/** The app's use state (`appStateChanged.state`). */
+enum class AppState(val specName: String) {
+    FOREGROUND("foreground"),
+    BACKGROUND("background"),
+    TERMINATED("terminated")
+}
+
+/** What the person chose on the app's location page in Settings (`settingsChanged.authorization`). */
+enum class SettingsAuthorization(val specName: String) {
+    ALWAYS("always"),
+    WHILE_USING("whileUsing"),
+    ASK_EVERY_TIME("askEveryTime"),
+    NEVER("never")
+}
+
+/**
+ * Builds the Android events of SPEC §12 for one device of one user, each with a fresh UUID and
+ * the time it was recorded. Queue each at once (`EventQueue.append`): the id is given now, not
+ * when the event is sent, so that every retry carries the same idempotency key.
+ *
+ * Values no server would accept (an id outside `[A-Za-z0-9._:@-]{1,128}`, an `appVersion` over
+ * 64 bytes or with control characters, an API level outside 1..99, an empty request...) throw
+ * `IllegalArgumentException` here, at the call that made them, rather than being refused by the
+ * server later.
+ *
+ * @param clock the time of each event, in milliseconds since the epoch; tests pass a fixed one.
+ * @param newId each event's id; tests may pass a counter, apps keep the random UUID.
+ */
+class AndroidEvents @JvmOverloads constructor(
+    val userId: String,
+    val deviceId: String,
+    private val clock: () -> Long = { System.currentTimeMillis() },
+    private val newId: () -> String = { UUID.randomUUID().toString() }
+) {
+    init {
+        requireIdentifier("userId", userId)
+        requireIdentifier("deviceId", deviceId)
+    }
+
+    /**
+     * The app launched or was updated (C1 on Android): report it at every launch, before any
+     * request. `apiLevel` is `Build.VERSION.SDK_INT`, `targetSdk` the app's
+     * `applicationInfo.targetSdkVersion`, `declaredPermissions` the location permissions of the
+     * manifest (null: the server assumes all four). `osVersion` is optional; pass
+     * `osVersionOrNull(Build.VERSION.RELEASE)`, which drops a release name that is not numeric.
+     */
+    @JvmOverloads
+    fun contextReported(
+        apiLevel: Int,
+        targetSdk: Int,
+        appVersion: String?,
+        declaredPermissions: Set<AndroidPermission>?,
+        osVersion: String? = null
+    ): Event {
+        require(apiLevel in 1..99) { "apiLevel $apiLevel is not from 1 to 99" }
+        require(targetSdk in 1..99) { "targetSdk $targetSdk is not from 1 to 99" }
+        val data = JsonObjectWriter().string("platform", "android")
+        if (osVersion != null) {
+            require(OS_VERSION.matches(osVersion)) { "osVersion must be up to three dot-separated numbers of 1 to 4 digits" }
+            data.string("osVersion", osVersion)
+        }
+        if (appVersion != null) {
+            requireClientText("appVersion", appVersion, 64)
+            data.string("appVersion", appVersion)
+        }
+        data.number("apiLevel", apiLevel.toLong()).number("targetSdk", targetSdk.toLong())
+        if (declaredPermissions != null) data.strings("declaredPermissions", names(declaredPermissions))
+        return event("contextReported", data)
+    }
+
+    /** The app is about to call `requestPermissions` (or launch `RequestMultiplePermissions`) for these. */
+    fun permissionsRequested(permissions: Set<AndroidPermission>): Event {
+        require(permissions.isNotEmpty()) { "name at least one of coarse, fine, background" }
+        requireRuntime("permissions", permissions)
+        return event("permissionsRequested", JsonObjectWriter().strings("permissions", names(permissions)))
+    }
+
+    /**
+     * `onRequestPermissionsResult` in SPEC names. `rationale` is the set for which
+     * `shouldShowRequestPermissionRationale` is true after the result (null when not checked:
+     * below API 30 the server then cannot tell "don't ask again", D5).
+     */
+    @JvmOverloads
+    fun permissionsResult(
+        granted: Set<AndroidPermission>,
+        denied: Set<AndroidPermission>,
+        rationale: Set<AndroidPermission>? = null,
+        interrupted: Boolean = false
+    ): Event {
+        requireRuntime("granted", granted)
+        requireRuntime("denied", denied)
+        val both = granted.intersect(denied)
+        require(both.isEmpty()) { "${names(both).joinToString()} is both granted and denied" }
+        if (rationale != null) requireRuntime("rationale", rationale)
+        val data = JsonObjectWriter()
+            .strings("granted", names(granted))
+            .strings("denied", names(denied))
+        if (rationale != null) data.strings("rationale", names(rationale))
+        data.bool("interrupted", interrupted)
+        return event("permissionsResult", data)
+    }
+
+    /**
+     * The result of `ActivityResultContracts.RequestMultiplePermissions`: manifest names to
+     * granted. Location permissions granted go to `granted`, refused ones to `denied`; other
+     * permissions are left out. An empty map is what Android hands over when the request was
+     * interrupted (the dialog dismissed, the activity recreated): `interrupted: true` with empty
+     * sets. `shouldShowRationale` holds the manifest names for which
+     * `shouldShowRequestPermissionRationale` is true after the result (check at least the
+     * location permissions requested); null when not checked.
+     *
+     * Null when the map is not empty but names no location permission: there is nothing to
+     * report.
+     */
+    fun permissionsResultFrom(result: Map<String, Boolean>, shouldShowRationale: Set<String>?): Event? {
+        if (result.isEmpty()) {
+            return permissionsResult(emptySet(), emptySet(), null, interrupted = true)
+        }
+        val granted = HashSet<AndroidPermission>()
+        val denied = HashSet<AndroidPermission>()
+        for ((name, isGranted) in result) {
+            val permission = AndroidPermission.fromManifestName(name) ?: continue
+            if (!permission.isRuntime) continue
+            if (isGranted) granted.add(permission) else denied.add(permission)
+        }
+        if (granted.isEmpty() && denied.isEmpty()) return null
+        val rationale = shouldShowRationale?.mapNotNull { AndroidPermission.fromManifestName(it) }?.filter { it.isRuntime }?.toSet()
+        return permissionsResult(granted, denied, rationale, interrupted = false)
+    }
+
+    /**
+     * Like the other `permissionsResultFrom`, asking `shouldShowRationale` (the activity's
+     * `shouldShowRequestPermissionRationale`) about each location permission of the result.
+     */
+    fun permissionsResultFrom(result: Map<String, Boolean>, shouldShowRationale: (String) -> Boolean): Event? {
+        val names = result.keys.filter { AndroidPermission.fromManifestName(it)?.isRuntime == true }
+        return permissionsResultFrom(result, names.filter(shouldShowRationale).toSet())
+    }
+
+    /**
+     * What `checkSelfPermission` says is granted now (D9: the device is the truth), and
+     * optionally `LocationManagerCompat.isLocationEnabled`.
+     */
+    @JvmOverloads
+    fun permissionsObserved(granted: Set<AndroidPermission>, locationEnabled: Boolean? = null): Event {
+        requireRuntime("granted", granted)
+        val data = JsonObjectWriter().strings("granted", names(granted))
+        if (locationEnabled != null) data.bool("locationEnabled", locationEnabled)
+        return event("permissionsObserved", data)
+    }
+
+    /**
+     * `permissionsObserved` from `checkSelfPermission` results by manifest name:
+     * `PERMISSION_GRANTED` (0) is granted, anything else (`PERMISSION_DENIED`, -1) is not, and a
+     * location permission missing from the map counts as not granted. Other permissions are
+     * ignored. Report what Android says, also for ACCESS_BACKGROUND_LOCATION below API 29 (the
+     * server knows it does not exist there).
+     */
+    @JvmOverloads
+    fun permissionsObservedFrom(selfPermissions: Map<String, Int>, locationEnabled: Boolean? = null): Event {
+        val granted = selfPermissions
+            .filter { it.value == PERMISSION_GRANTED }
+            .keys.mapNotNull { AndroidPermission.fromManifestName(it) }
+            .filter { it.isRuntime }
+            .toSet()
+        return permissionsObserved(granted, locationEnabled)
+    }
+
+    /**
+     * `permissionsObserved` asking `checkSelfPermission` (e.g. `ContextCompat.checkSelfPermission(context, it)`)
+     * about the three runtime location permissions.
+     */
+    fun permissionsObservedFrom(locationEnabled: Boolean?, checkSelfPermission: (String) -> Int): Event =
+        permissionsObservedFrom(AndroidPermission.RUNTIME.associate { it.manifestName to checkSelfPermission(it.manifestName) }, locationEnabled)
+
+    /**
+     * The app's use state: foreground or background (`ProcessLifecycleOwner`), or terminating.
+     * `foregroundService`: a foreground service of type location is running (D10).
+     */
+    @JvmOverloads
+    fun appStateChanged(state: AppState, foregroundService: Boolean = false): Event =
+        event("appStateChanged", JsonObjectWriter().string("state", state.specName).bool("foregroundService", foregroundService))
+
+    /** The app's location page in Settings changed (D7); at least one of the two. */
+    fun settingsChanged(authorization: SettingsAuthorization?, preciseLocation: Boolean?): Event {
+        require(authorization != null || preciseLocation != null) { "settingsChanged needs authorization, preciseLocation or both (T1)" }
+        val data = JsonObjectWriter()
+        if (authorization != null) data.string("authorization", authorization.specName)
+        if (preciseLocation != null) data.bool("preciseLocation", preciseLocation)
+        return event("settingsChanged", data)
+    }
+
+    /** The system location switch. */
+    fun locationServicesChanged(enabled: Boolean): Event =
+        event("locationServicesChanged", JsonObjectWriter().bool("enabled", enabled))
+
+    /** The system reset the app's permissions after months unused (D8). */
+    fun permissionsReset(): Event = event("permissionsReset", JsonObjectWriter().string("reason", "unusedApp"))
+
+    /**
+     * Any other event type, with `data` as a complete JSON object (or null for none). For what
+     * this class has no builder for, and for tests.
+     */
+    fun custom(type: String, data: String?): Event {
+        requireClientText("type", type, 64)
+        return event(type, data)
+    }
+
+    private fun event(type: String, data: JsonObjectWriter): Event = event(type, data.build())
+
+    private fun event(type: String, data: String?): Event {
+        val id = asciiLowercase(newId())
+        require(UUID_TEXT.matches(id)) { "id $id is not a UUID" }
+        val writer = JsonObjectWriter()
+            .string("id", id)
+            .string("userId", userId)
+            .string("deviceId", deviceId)
+            .string("occurredAt", Rfc3339.format(clock()))
+            .string("type", type)
+        if (data != null) writer.json("data", data)
+        return Event(id, type, writer.build())
+    }
+
+    companion object {
+        /** `PackageManager.PERMISSION_GRANTED`. */
+        const val PERMISSION_GRANTED = 0
+
+        private val IDENTIFIER = Regex("[A-Za-z0-9._:@-]{1,128}")
+        private val OS_VERSION = Regex("[0-9]{1,4}(\\.[0-9]{1,4}){0,2}")
+        internal val UUID_TEXT = Regex("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+        /** `release` (`Build.VERSION.RELEASE`, "14" or "8.1.0") when the server takes it as `osVersion`, else null. */
+        @JvmStatic
+        fun osVersionOrNull(release: String?): String? = release?.takeIf { OS_VERSION.matches(it) }
+
+        private fun requireIdentifier(field: String, value: String) {
+            require(IDENTIFIER.matches(value)) { "$field must be 1 to 128 characters of A-Z a-z 0-9 . _ : @ -" }
+        }
+
+        /** SPEC §1 strings: valid UTF-8, no control characters, bounded in bytes. */
+        private fun requireClientText(field: String, value: String, maxBytes: Int) {
+            for (c in value) require(c >= ' ' && c != '\u007F') { "$field holds a control character" }
+            val bytes = utf8Length(field, value)
+            require(bytes in 1..maxBytes) { "$field must be 1 to $maxBytes bytes of UTF-8" }
+        }
+
+        private fun utf8Length(field: String, value: String): Int {
+            var bytes = 0
+            var index = 0
+            while (index < value.length) {
+                val c = value[index]
+                bytes += when {
+                    c < '\u0080' -> 1
+                    c < '\u0800' -> 2
+                    Character.isHighSurrogate(c) && index + 1 < value.length && Character.isLowSurrogate(value[index + 1]) -> {
+                        index += 1
+                        4
+                    }
+                    Character.isSurrogate(c) -> throw IllegalArgumentException("$field holds a lone UTF-16 surrogate, which is not UTF-8")
+                    else -> 3
+                }
+                index += 1
+            }
+            return bytes
+        }
+
+        private fun requireRuntime(field: String, permissions: Set<AndroidPermission>) {
+            require(permissions.all { it.isRuntime }) { "$field: foregroundServiceLocation is declared, never requested or granted at run time" }
+        }
+
+        /** SPEC names in SPEC order, so that the same set always writes the same bytes. */
+        private fun names(permissions: Set<AndroidPermission>): List<String> = permissions.sorted().map { it.specName }
+    }
+}
+
+/** RFC 3339 UTC times with milliseconds, `2026-11-22T10:00:00.000Z`, without java.time (API 26+ on Android). */
+object Rfc3339 {
+    /** Year 10000 begins here; SPEC §1 accepts times from the epoch up to it. */
+    const val END_MILLIS = 253_402_300_800_000L
+
+    /** The time `epochMillis` names, in UTC; outside 1970..9999 is an `IllegalArgumentException` (the server refuses it). */
+    @JvmStatic
+    fun format(epochMillis: Long): String {
+        require(epochMillis in 0 until END_MILLIS) { "occurredAt must be from 1970-01-01T00:00:00Z up to but not including the year 10000" }
+        val days = Math.floorDiv(epochMillis, 86_400_000L)
+        val ofDay = Math.floorMod(epochMillis, 86_400_000L)
+        // Howard Hinnant's civil_from_days.
+        val z = days + 719_468
+        val era = Math.floorDiv(z, 146_097L)
+        val dayOfEra = z - era * 146_097
+        val yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        val dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        val shiftedMonth = (5 * dayOfYear + 2) / 153
+        val day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
+        val month = if (shiftedMonth < 10) shiftedMonth + 3 else shiftedMonth - 9
+        val year = yearOfEra + era * 400 + (if (month <= 2) 1 else 0)
+        val out = StringBuilder(24)
+        pad(out, year, 4).append('-')
+        pad(out, month, 2).append('-')
+        pad(out, day, 2).append('T')
+        pad(out, ofDay / 3_600_000, 2).append(':')
+        pad(out, ofDay / 60_000 % 60, 2).append(':')
+        pad(out, ofDay / 1_000 % 60, 2).append('.')
+        pad(out, ofDay % 1_000, 3).append('Z')
+        return out.toString()
+    }
+
+    private fun pad(out: StringBuilder, value: Long, width: Int): StringBuilder {
+        val digits = value.toString()
+        for (i in digits.length until width) out.append('0')
+        return out.append(digits)
+    }
+}
