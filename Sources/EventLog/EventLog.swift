@@ -210,11 +210,25 @@ public struct EventLog: Sendable {
     ///
     /// A caller that runs several appends in one transaction (group commit) locks every stream
     /// they write before the first of them writes, and passes `streamsLocked`.
+    ///
+    /// Before the streams' locks, each person's lock is taken shared (`userLockKey`): an erasure
+    /// takes it exclusively, so an append racing an erasure is either wholly before it (and
+    /// erased) or wholly after it (and kept), never half.
     public static func lock(_ streams: [StreamKey], on connection: PostgresConnection) throws {
+        let userKeys = Set(streams.map(\.userLockKey)).sorted()
         let lockKeys = Set(streams.map(\.lockKey)).sorted()
         // Queued: it goes with the next statement (the idempotency lookup), in order, before it.
         try connection.send(
-            "SELECT count(pg_advisory_xact_lock(k)) FROM unnest(\(PostgresArray(lockKeys))) WITH ORDINALITY AS t(k, n)")
+            """
+            SELECT (SELECT count(pg_advisory_xact_lock_shared(u)) FROM unnest(\(PostgresArray(userKeys))) WITH ORDINALITY AS p(u, n)),
+                   (SELECT count(pg_advisory_xact_lock(k)) FROM unnest(\(PostgresArray(lockKeys))) WITH ORDINALITY AS t(k, n))
+            """)
+    }
+
+    /// A person's lock: FNV-1a over app and user, apart from the streams' keys (a last byte of
+    /// 1). Appends hold it shared; an erasure holds it exclusively.
+    public static func userLockKey(appID: UUID, userID: String) -> Int64 {
+        Int64(bitPattern: FNV1a.hash(appID.uppercasedText.utf8.lazy + [0] + userID.utf8 + [1]))
     }
 
     // MARK: - Read

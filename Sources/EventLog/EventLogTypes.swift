@@ -24,6 +24,9 @@ public struct StreamKey: Sendable, Hashable, Comparable, CustomStringConvertible
     var lockKey: Int64 {
         Int64(bitPattern: FNV1a.hash(appID.uppercasedText.utf8.lazy + [0] + userID.utf8 + [0] + deviceID.utf8))
     }
+
+    /// The person's lock key (`EventLog.userLockKey`).
+    var userLockKey: Int64 { EventLog.userLockKey(appID: appID, userID: userID) }
 }
 
 /// An event to append. The log is domain-free: `type` and `data` are stored as given.

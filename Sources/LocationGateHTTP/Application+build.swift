@@ -94,6 +94,7 @@ public func buildRouter(
     let ofrep = OFREPRoutes(service: service, streams: streams)
     HealthRoutes(service: service, follower: follower, registry: registry, streams: streams).register(on: routes)
     APIRoutes(service: service).register(on: v1)
+    ErasureRoutes(service: service).register(on: v1)
     ofrep.register(on: ofrepRoutes)
     StreamRoutes(service: service, streams: streams, ofrep: ofrep).register(v1: v1, ofrep: ofrepRoutes)
     DashboardRoutes(service: service, configuration: configuration, limiter: limiter, failures: failures).register(on: routes, router: router)

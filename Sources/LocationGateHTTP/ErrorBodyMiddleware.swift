@@ -28,7 +28,7 @@ struct ErrorBodyMiddleware: RouterMiddleware {
         default:
             let service = ServiceError.from(error)
             if service.code == .internalError {
-                context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))", "path": "\(request.uri.path)"])
+                context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))", "route": "\(context.endpointPath ?? "unmatched")"])
             }
             return APIError(service)
         }

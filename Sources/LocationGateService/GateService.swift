@@ -43,6 +43,13 @@ public final class GateService: Sendable {
     public static let maxQueryDecisions = 100_000
 
     let eventsAppended = Counter(label: "locgate_events_appended_total")
+    let erasuresPerformed = Counter(label: "locgate_erasures_performed_total")
+    /// This process among the servers of the database (`server_processes`): erasures are done
+    /// once every live one has acknowledged them.
+    public let processID = UUID()
+    /// A process with a `CacheFollower` shares its database with others: it registers in
+    /// `server_processes`, and erasures wait for its acknowledgement.
+    let followsChanges: Bool
     let rejections = Counter(label: "locgate_event_batches_rejected_total")
 
     /// Whether this process's caches may answer (see `CacheCoherence`).
@@ -70,6 +77,7 @@ public final class GateService: Sendable {
     ) {
         let coherence = CacheCoherence(alwaysFollowing: !followsChanges)
         self.coherence = coherence
+        self.followsChanges = followsChanges
         self.pool = pool
         self.log = EventLog(pool: pool, logger: logger)
         self.reads = StandbyReads(primary: pool, standby: readPool)
@@ -88,7 +96,8 @@ public final class GateService: Sendable {
     /// The background work every server runs beside its routes: the analytics rollup and the
     /// partition keeper (the cache follower is built by the HTTP layer, which owns its lifetime).
     public func backgroundServices(logger: Logger) -> [any Service] {
-        [AnalyticsRollup(pool: pool, logger: logger), PartitionKeeper(pool: pool, logger: logger)]
+        [AnalyticsRollup(pool: pool, logger: logger), PartitionKeeper(pool: pool, logger: logger),
+         ErasureWorker(service: self, logger: logger)]
     }
 
     /// What `/metrics` and `/readyz` report of this process.

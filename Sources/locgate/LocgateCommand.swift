@@ -9,6 +9,6 @@ struct LocgateCommand: AsyncParsableCommand {
         abstract: "LocationGate: Core Location authorization as an event-sourced backend.",
         subcommands: [
             ServeCommand.self, MigrateCommand.self, StatusCommand.self, AppsCommand.self, KeysCommand.self,
-            FeaturesCommand.self, SimulateCommand.self, ReplayCommand.self, VerifyCommand.self, ArchiveCommand.self, AnalyticsCommand.self,
+            FeaturesCommand.self, SimulateCommand.self, ReplayCommand.self, VerifyCommand.self, ArchiveCommand.self, EraseCommand.self, AnalyticsCommand.self,
         ])
 }

@@ -17,6 +17,15 @@ enum APIHarness {
         rateLimit: Double? = nil, configure: (inout ServerConfiguration) -> Void = { _ in },
         _ body: @Sendable (APIClient) async throws -> Void
     ) async throws {
+        try await runWithService(rateLimit: rateLimit, configure: configure) { api, _ in try await body(api) }
+    }
+
+    /// As `run`, with the service behind the router (for what a test drives itself, such as an
+    /// erasure's phases, or checks beside the API, such as verify).
+    static func runWithService(
+        rateLimit: Double? = nil, configure: (inout ServerConfiguration) -> Void = { _ in },
+        _ body: @Sendable (APIClient, GateService) async throws -> Void
+    ) async throws {
         let pool = try await TestDatabase.pool(size: 4)
         let service = GateService(pool: pool, logger: TestDatabase.logger)
         var configuration = ServerConfiguration()
@@ -28,7 +37,7 @@ enum APIHarness {
         do {
             try await app.test(.router) { client in
                 let api = APIClient(client: client)
-                try await body(api)
+                try await body(api, service)
             }
         } catch {
             await pool.close()

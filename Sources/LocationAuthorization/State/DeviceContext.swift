@@ -17,10 +17,19 @@ public struct DeviceContext: Sendable, Hashable {
     public var requireExplicitServiceSession: Bool?
     /// `location` in UIBackgroundModes (SPEC §11, V5).
     public var backgroundLocationMode: Bool?
-    /// Android (SPEC §12): the device's SDK_INT.
-    public var apiLevel: Int?
-    /// Android: the app's targetSdkVersion.
-    public var targetSdk: Int?
+    /// Android (SPEC §12): the device's SDK_INT (1..99).
+    public var apiLevel: Int? {
+        get { apiLevelStorage.map(Int.init) }
+        set { apiLevelStorage = newValue.flatMap(UInt8.init(exactly:)) }
+    }
+    /// Android: the app's targetSdkVersion (1..99).
+    public var targetSdk: Int? {
+        get { targetSdkStorage.map(Int.init) }
+        set { targetSdkStorage = newValue.flatMap(UInt8.init(exactly:)) }
+    }
+    // A byte each: every distinct context is held in the gate's cache (`SharedDeviceParts`).
+    private var apiLevelStorage: UInt8?
+    private var targetSdkStorage: UInt8?
     /// Android: the location permissions the manifest declares. Unknown means all four.
     public var declaredPermissions: Set<AndroidPermission>?
 

@@ -45,7 +45,11 @@ enum ArchiveSnapshot {
         for row in try connection.query(PostgresQuery(
             unsafeSQL: """
                 SELECT r.app_id, r.day::text, r.platform, r.os_major, r.app_version, r.metric, r.key, sum(r.count)::bigint
-                FROM archived_rollups r JOIN event_archives a ON a.id = r.archive_id
+                FROM (SELECT r.* FROM archived_rollups r JOIN event_archives a ON a.id = r.archive_id
+                      UNION ALL
+                      -- The counters of erased events, which no longer are in the log (SPEC §13).
+                      SELECT NULL::bigint, e.app_id, e.day, e.platform, e.os_major, e.app_version, e.metric, e.key, e.count
+                      FROM erasure_rollups e JOIN erasures x ON x.id = e.erasure_id AND x.erased_at IS NOT NULL) r
                 WHERE true \(rollupFilter.sql)
                 GROUP BY 1, 2, 3, 4, 5, 6, 7
                 """, binds: rollupFilter.binds)) {

@@ -40,7 +40,10 @@ public final class CacheFollower: Service, Sendable {
                 let coherence = self.service.coherence
                 let notifications = PostgresListener.notifications(
                     configuration: self.service.pool.configuration,
-                    channels: [EventLog.notificationChannel, FeatureCatalog.notificationChannel, APIKeys.notificationChannel],
+                    channels: [
+                        EventLog.notificationChannel, FeatureCatalog.notificationChannel, APIKeys.notificationChannel,
+                        GateService.erasureChannel,
+                    ],
                     logger: self.logger,
                     onListening: {
                         // From here on every change is notified; what changed before is
@@ -74,6 +77,14 @@ public final class CacheFollower: Service, Sendable {
         service.features.invalidateAll()
         service.keys.invalidateAll()
         service.changes.publishResync()
+        // Every erasure so far is forgotten here now: say so, for phase 2 of erasure.
+        let service = self.service
+        let logger = self.logger
+        Task {
+            do { try await service.heartbeat(resynced: true) } catch {
+                logger.warning("could not record the cache resync", metadata: ["error": "\(String(reflecting: error))"])
+            }
+        }
     }
 
     private func handle(_ notification: PostgresNotification) {
@@ -84,6 +95,16 @@ public final class CacheFollower: Service, Sendable {
                 service.cache.removeIfOlder(change.stream, than: change.version)
             }
             service.changes.publish(changes)
+        case GateService.erasureChannel:
+            // Phase 2 of an erasure: forget its devices here, then acknowledge.
+            guard let id = UUID(uuidString: notification.payload) else { return }
+            let service = self.service
+            let logger = self.logger
+            Task {
+                do { try await service.acknowledgeErasure(id) } catch {
+                    logger.warning("could not acknowledge an erasure", metadata: ["error": "\(String(reflecting: error))"])
+                }
+            }
         case FeatureCatalog.notificationChannel:
             if let appID = UUID(uuidString: notification.payload) {
                 service.features.invalidate(appID)

@@ -248,7 +248,9 @@ public final class DeviceStateCache: Sendable {
         let sessionBytes = sessions.isEmpty ? 0 : 64 + sessions.reduce(0) { total, entry in
             total + 32 + MemoryLayout<ServiceSession>.stride + heapBytes(entry.key) + heapBytes(entry.value.fullAccuracyPurposeKey)
         }
+        let extrasBytes = parts.extras == nil ? 0
+            : 32 + MemoryLayout<ServiceSessionState>.stride + MemoryLayout<AndroidPermissionState>.stride + 64
         return 5 * MemoryLayout<SharedDeviceParts>.stride + 16 + heapBytes(context.appVersion)
-            + setBytes(context.usageDescriptions) + setBytes(context.temporaryUsagePurposeKeys) + 2 * sessionBytes
+            + setBytes(context.usageDescriptions) + setBytes(context.temporaryUsagePurposeKeys) + 2 * sessionBytes + extrasBytes
     }
 }

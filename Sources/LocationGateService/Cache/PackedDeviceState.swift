@@ -5,14 +5,40 @@ import LocationAuthorization
 /// handful of shapes). The cache stores each distinct value once per generation.
 struct SharedDeviceParts: Sendable, Hashable {
     var context: DeviceContext
-    var sessionState: ServiceSessionState
-    var android: AndroidPermissionState
+    /// The iOS 18 sessions and Android's permissions, boxed and nil while both are at their
+    /// start (most devices): a table entry then costs a pointer for them, not their size.
+    var extras: Extras?
+
+    final class Extras: Sendable, Hashable {
+        let sessionState: ServiceSessionState
+        let android: AndroidPermissionState
+
+        init(sessionState: ServiceSessionState, android: AndroidPermissionState) {
+            self.sessionState = sessionState
+            self.android = android
+        }
+
+        static func == (lhs: Extras, rhs: Extras) -> Bool {
+            lhs.sessionState == rhs.sessionState && lhs.android == rhs.android
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(sessionState)
+            hasher.combine(android)
+        }
+    }
+
+    private static let startSessions = ServiceSessionState()
+    private static let startAndroid = AndroidPermissionState()
 
     init(of state: DeviceState) {
         context = state.context
-        sessionState = state.sessionState
-        android = state.android
+        extras = state.sessionState == Self.startSessions && state.android == Self.startAndroid
+            ? nil : Extras(sessionState: state.sessionState, android: state.android)
     }
+
+    var sessionState: ServiceSessionState { extras?.sessionState ?? Self.startSessions }
+    var android: AndroidPermissionState { extras?.android ?? Self.startAndroid }
 }
 
 /// A cached device state in 8 bytes: the flags and enums of `DeviceState` in one word, and the

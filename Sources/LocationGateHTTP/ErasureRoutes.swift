@@ -1,0 +1,69 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import LocationAuthorization
+import LocationGateService
+
+/// Erasure (SPEC §13): `DELETE /v1/users/{u}` starts one, `GET /v1/erasures/{id}` follows it.
+/// Both take the app's admin key. Logs and metrics name the route template, never the ids.
+struct ErasureRoutes {
+    let service: GateService
+
+    func register(on routes: RouteTable) {
+        routes.delete("/v1/users/:user", use: erase)
+        routes.get("/v1/erasures/:id", use: status)
+    }
+
+    struct Accepted: Encodable {
+        var id: String
+        var status: String
+    }
+
+    /// 202 with the erasure's id once its record exists; an unknown user gets the same answer,
+    /// so that an erasure never tells who exists.
+    @Sendable func erase(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.require(.admin)
+        let user = context.parameters.get("user") ?? ""
+        guard EventSubmission.isValidIdentifier(user) else {
+            throw APIError(.validationFailed, "userId: 1 to 128 characters of A-Z a-z 0-9 . _ : @ -")
+        }
+        let record = try await service.requestErasure(appID: identity.appID, userID: user)
+        return try JSONResponse.make(.accepted, Accepted(id: record.id.uuidString.lowercased(), status: record.status))
+    }
+
+    /// The erasure's record; 404 for any key but this app's admin key, as for an unknown id.
+    @Sendable func status(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity: APIIdentity
+        do {
+            identity = try context.require(.admin)
+        } catch let error as APIError where error.error.code == .forbidden {
+            throw APIError(.notFound, "no such erasure")
+        }
+        guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)),
+              let record = try await service.erasure(appID: identity.appID, id: id)
+        else { throw APIError(.notFound, "no such erasure") }
+        struct Body: Encodable {
+            var id: String
+            var status: String
+            var requestedAt: String
+            /// Null while pending (written, not left out).
+            var completedAt: String?
+            var events: Int64
+            var devices: Int64
+
+            func encode(to encoder: any Encoder) throws {
+                enum Keys: String, CodingKey { case id, status, requestedAt, completedAt, events, devices }
+                var container = encoder.container(keyedBy: Keys.self)
+                try container.encode(id, forKey: .id)
+                try container.encode(status, forKey: .status)
+                try container.encode(requestedAt, forKey: .requestedAt)
+                try container.encode(completedAt, forKey: .completedAt)
+                try container.encode(events, forKey: .events)
+                try container.encode(devices, forKey: .devices)
+            }
+        }
+        return try JSONResponse.make(.ok, Body(
+            id: record.id.uuidString.lowercased(), status: record.status, requestedAt: record.requestedAt,
+            completedAt: record.completedAt, events: record.events, devices: record.devices))
+    }
+}

@@ -1,0 +1,42 @@
+import ArgumentParser
+import Foundation
+import LocgateCommandSupport
+import LocationAuthorization
+import LocationGateService
+
+/// `locgate erase --app ID --user U`: erases a person of an app (SPEC §13, docs/operations.md):
+/// performs the erasure here, then waits, up to `--wait` seconds, for every running server to
+/// drop the person from its caches. Prints the erasure's record (no ids but its own).
+struct EraseCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "erase", abstract: "Erase one person of an app: events, states, history, caches (SPEC §13).")
+
+    @OptionGroup var database: DatabaseOptions
+    @Option(help: "The app id") var app: String
+    @Option(help: "The user id, as the app reports it") var user: String
+    @Option(help: "Seconds to wait for every running server to acknowledge") var wait = 10
+
+    func validate() throws {
+        guard UUID(uuidString: app) != nil else { throw ValidationError("--app: not an app id") }
+        guard EventSubmission.isValidIdentifier(user) else {
+            throw ValidationError("--user: 1 to 128 characters of A-Z a-z 0-9 . _ : @ -")
+        }
+    }
+
+    func run() async throws {
+        guard let appID = UUID(uuidString: app) else { return }
+        let record = try await withService(database) { service in
+            let requested = try await service.requestErasure(appID: appID, userID: user)
+            // Phase 1 here (a server's worker may get there first: then there is nothing left).
+            while try await service.performNextErasure() {}
+            let deadline = ContinuousClock.now + .seconds(wait)
+            while ContinuousClock.now < deadline {
+                try await service.completeErasures()
+                if let record = try await service.erasure(appID: appID, id: requested.id), record.status == "done" { return record }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            return try await service.erasure(appID: appID, id: requested.id) ?? requested
+        }
+        try printJSON(record)
+    }
+}
