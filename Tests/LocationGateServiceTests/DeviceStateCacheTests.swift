@@ -41,8 +41,8 @@ struct DeviceStateCacheTests {
         #expect(states.count == 4 * (Prompt.allCases.count + 1) * 2 * 512)
         var seen: Set<UInt32> = []
         for state in states {
-            let packed = PackedDeviceState(state, shared: 3)
-            #expect(packed.state(shared: SharedDeviceParts(of: state)) == state)
+            let packed = PackedDeviceState(state, context: 3, extras: 0)
+            #expect(packed.state(context: state.context, extras: DeviceExtras(of: state)) == state)
             seen.insert(packed.bits)
         }
         #expect(seen.count == states.count)
@@ -91,9 +91,30 @@ struct DeviceStateCacheTests {
         #expect(Set(changed.keys) == Self.packedFields)
         for (field, state) in changed {
             #expect(state != DeviceState(), "\(field) did not change")
-            let packed = PackedDeviceState(state, shared: 1)
-            #expect(packed.state(shared: SharedDeviceParts(of: state)) == state, "\(field) is lost by the packing")
+            let packed = PackedDeviceState(state, context: 1, extras: 2)
+            #expect(packed.state(context: state.context, extras: DeviceExtras(of: state)) == state, "\(field) is lost by the packing")
         }
+    }
+
+    @Test("Apple, iOS 18 and Android devices read back exactly; their sessions and permissions are interned apart from contexts")
+    func mixedPopulation() throws {
+        let cache = DeviceStateCache(shardCount: 4, coherence: CacheCoherence(alwaysFollowing: true))
+        let simulator = PopulationSimulator(seed: 11, modernShare: 0.5, platform: .mixed)
+        let appID = UUID()
+        var states: [StreamKey: DeviceState] = [:]
+        for index in 0..<600 {
+            var state = DeviceState()
+            for submission in simulator.device(index) { _ = try? state.apply(submission.event) }
+            let key = StreamKey(appID: appID, userID: "u\(index)", deviceID: "d\(index)")
+            states[key] = state
+            cache.store(key, version: 1, state: state)
+        }
+        #expect(states.values.contains { $0.family == .android } && states.values.contains { !$0.sessionState.sessions.isEmpty })
+        for (key, state) in states {
+            #expect(cache.entry(key)?.state == state)
+        }
+        // A packed state is 12 bytes; a slot with its version 24.
+        #expect(MemoryLayout<PackedDeviceState>.size == 12)
     }
 
     @Test("The cache returns what it stored, with each device's own context, and only moves forward")

@@ -34,7 +34,7 @@ public final class DeviceStateCache: Sendable {
         fileprivate var epoch: UInt64
     }
 
-    /// What a shard keeps per device: 16 bytes beside the key.
+    /// What a shard keeps per device: 24 bytes beside the key (the version, the packed state).
     private struct Slot {
         var version: Int64
         var state: PackedDeviceState
@@ -43,7 +43,8 @@ public final class DeviceStateCache: Sendable {
     /// One generation of a shard: its devices, their contexts, and what they cost.
     private struct Generation {
         var slots: [StreamKey: Slot] = [:]
-        var shared = SharedPartsTable()
+        var contexts = InternTable<DeviceContext>()
+        var extras = InternTable<DeviceExtras>()
         /// Heap bytes of keys and contexts (the dictionary's own storage is computed).
         var heapBytes = 0
 
@@ -51,15 +52,23 @@ public final class DeviceStateCache: Sendable {
 
         func entry(_ key: StreamKey) -> Entry? {
             slots[key].map { slot in
-                Entry(version: slot.version, state: slot.state.state(shared: shared.parts[Int(slot.state.shared)]))
+                Entry(version: slot.version, state: slot.state.state(
+                    context: contexts.values[Int(slot.state.context)],
+                    extras: slot.state.extras == 0 ? nil : extras.values[Int(slot.state.extras) - 1]))
             }
         }
 
         mutating func insert(_ key: StreamKey, version: Int64, state: DeviceState) {
-            let parts = SharedDeviceParts(of: state)
-            let (index, added) = shared.index(of: parts)
-            if added { heapBytes += DeviceStateCache.sharedBytes(parts) }
-            if slots.updateValue(Slot(version: version, state: PackedDeviceState(state, shared: index)), forKey: key) == nil {
+            let (context, contextAdded) = contexts.index(of: state.context)
+            if contextAdded { heapBytes += DeviceStateCache.contextBytes(state.context) }
+            var extrasIndex: UInt32 = 0
+            if let value = DeviceExtras(of: state) {
+                let (index, added) = extras.index(of: value)
+                if added { heapBytes += DeviceStateCache.extrasBytes(value) }
+                extrasIndex = index + 1
+            }
+            if slots.updateValue(
+                Slot(version: version, state: PackedDeviceState(state, context: context, extras: extrasIndex)), forKey: key) == nil {
                 heapBytes += DeviceStateCache.keyBytes(key)
             }
         }
@@ -162,11 +171,11 @@ public final class DeviceStateCache: Sendable {
         let grows = count >= capacity && contents.young.slots[key] == nil
         let capacityAfter = grows ? max(1, capacity) * 2 : capacity
         let bytesAfter = Self.storageBytes(capacity: capacityAfter) + contents.young.heapBytes + Self.keyBytes(key)
-            + Self.sharedBytes(SharedDeviceParts(of: state))
+            + Self.sharedBytes(of: state)
         if bytesAfter > generationBudget {
             contents.old = contents.young
             contents.young = Generation()
-            if Self.storageBytes(capacity: 1) + Self.keyBytes(key) + Self.sharedBytes(SharedDeviceParts(of: state)) > generationBudget {
+            if Self.storageBytes(capacity: 1) + Self.keyBytes(key) + Self.sharedBytes(of: state) > generationBudget {
                 return  // a budget too small for even one entry caches nothing
             }
         }
@@ -214,7 +223,7 @@ public final class DeviceStateCache: Sendable {
     // MARK: - Costs
 
     /// A native dictionary of `capacity` keeps `capacity / 0.75` buckets rounded up to a power
-    /// of two, each with a key (48 bytes) and a slot (16), plus one bit of occupancy.
+    /// of two, each with a key (48 bytes) and a slot (24), plus one bit of occupancy.
     static func storageBytes(capacity: Int) -> Int {
         guard capacity > 0 else { return 0 }
         var buckets = 1
@@ -234,23 +243,30 @@ public final class DeviceStateCache: Sendable {
         return (32 + count + 1 + 16 + 15) / 16 * 16
     }
 
-    /// Shared parts in the table: the array's copy and the index's copy with its bucket, at
-    /// their storage's capacity (an array and a hash table grow by doubling: up to two and a
-    /// half slots per entry), and their strings, sets and sessions on the heap (the sessions
-    /// twice: array and index).
-    static func sharedBytes(_ parts: SharedDeviceParts) -> Int {
+    /// A context in its table: the array's copy and the index's copy with its bucket, at their
+    /// storage's capacity (an array and a hash table grow by doubling: up to about three slots
+    /// per entry), and its strings and sets on the heap.
+    static func contextBytes(_ context: DeviceContext) -> Int {
         func setBytes(_ set: Set<String>?) -> Int {
             guard let set else { return 0 }
             return 64 + set.count * 32 + set.reduce(0) { $0 + heapBytes($1) }
         }
-        let context = parts.context
-        let sessions = parts.sessionState.sessions
+        return 4 * MemoryLayout<DeviceContext>.stride + 16 + heapBytes(context.appVersion)
+            + setBytes(context.usageDescriptions) + setBytes(context.temporaryUsagePurposeKeys)
+            + (context.declaredPermissions == nil ? 0 : 64)
+    }
+
+    /// Extras in their table, likewise, with the sessions' dictionary and the pending request.
+    static func extrasBytes(_ extras: DeviceExtras) -> Int {
+        let sessions = extras.sessionState.sessions
         let sessionBytes = sessions.isEmpty ? 0 : 64 + sessions.reduce(0) { total, entry in
             total + 32 + MemoryLayout<ServiceSession>.stride + heapBytes(entry.key) + heapBytes(entry.value.fullAccuracyPurposeKey)
         }
-        let extrasBytes = parts.extras == nil ? 0
-            : 32 + MemoryLayout<ServiceSessionState>.stride + MemoryLayout<AndroidPermissionState>.stride + 64
-        return 5 * MemoryLayout<SharedDeviceParts>.stride + 16 + heapBytes(context.appVersion)
-            + setBytes(context.usageDescriptions) + setBytes(context.temporaryUsagePurposeKeys) + 2 * sessionBytes + extrasBytes
+        return 4 * MemoryLayout<DeviceExtras>.stride + 2 * sessionBytes + (extras.android.pendingRequest.isEmpty ? 0 : 2 * 64)
+    }
+
+    /// The most a state's context and extras can add to a generation (when both are new).
+    static func sharedBytes(of state: DeviceState) -> Int {
+        contextBytes(state.context) + (DeviceExtras(of: state).map(extrasBytes) ?? 0)
     }
 }
