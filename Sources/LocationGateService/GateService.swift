@@ -134,6 +134,9 @@ public final class GateService: Sendable {
         Replay(pool: pool, readPool: reads.standby, appID: appID, logger: logger)
     }
 
+    /// The database this service's pool connects to, when its configuration names one.
+    public var databaseName: String? { pool.configuration.overrides["dbname"] }
+
     /// Events waiting for a group commit now.
     public var queuedEvents: Int { committer.queuedEvents }
 

@@ -22,11 +22,19 @@ enum APIHarness {
 
     /// As `run`, with the service behind the router (for what a test drives itself, such as an
     /// erasure's phases, or checks beside the API, such as verify).
+    ///
+    /// `privateDatabase`: a migrated database of its own, for tests that no other test's server
+    /// may touch (another server's worker would take up this one's erasures).
     static func runWithService(
-        rateLimit: Double? = nil, configure: (inout ServerConfiguration) -> Void = { _ in },
+        rateLimit: Double? = nil, privateDatabase: String? = nil, configure: (inout ServerConfiguration) -> Void = { _ in },
         _ body: @Sendable (APIClient, GateService) async throws -> Void
     ) async throws {
-        let pool = try await TestDatabase.pool(size: 4)
+        let pool: PostgresConnectionPool
+        if let privateDatabase {
+            pool = try await TestDatabase.privatePool(prefix: privateDatabase)
+        } else {
+            pool = try await TestDatabase.pool(size: 4)
+        }
         let service = GateService(pool: pool, logger: TestDatabase.logger)
         var configuration = ServerConfiguration()
         configuration.adminToken = adminToken

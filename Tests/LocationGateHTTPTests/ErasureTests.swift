@@ -35,7 +35,7 @@ struct ErasureTests {
 
     @Test("Erasing a person: 202 at once, done with its counts, nothing left of the person, aggregates unchanged, verify clean")
     func erase() async throws {
-        try await APIHarness.runWithService { api, service in
+        try await APIHarness.runWithService(privateDatabase: "erasure") { api, service in
             let (appID, admin) = try await api.createApp()
             let read = try await api.createKey(admin, scope: "read")
             try await api.putFeature(admin, "nearby", #"{"requires": "whenInUse", "services": ["standard"]}"#)
@@ -95,7 +95,7 @@ struct ErasureTests {
 
     @Test("An unknown user gets the same answer, with nothing erased")
     func unknownUser() async throws {
-        try await APIHarness.runWithService { api, service in
+        try await APIHarness.runWithService(privateDatabase: "erasure") { api, service in
             let (_, admin) = try await api.createApp()
             let accepted = try await api.call(.delete, "/v1/users/\(Self.personID())", key: admin)
             #expect(accepted.status == .accepted)
@@ -106,13 +106,13 @@ struct ErasureTests {
 
     @Test("A pg_dump of the database holds no trace of an erased person's id: as text, hex or base64")
     func dumpHoldsNoTrace() async throws {
-        try await APIHarness.runWithService { api, service in
+        try await APIHarness.runWithService(privateDatabase: "erasure") { api, service in
             let (_, admin) = try await api.createApp()
             let person = Self.personID()
             #expect(try await api.append(admin, Self.events(person, "watch-\(person.suffix(12))")).status == .ok)
             let accepted = try await api.call(.delete, "/v1/users/\(person)", key: admin)
             _ = try await Self.waitDone(api, service, admin, accepted.json["id"] as? String ?? "")
-            let dump = try await Self.pgDump()
+            let dump = try await Self.pgDump(database: service.databaseName)
             #expect(dump.count > 10_000, "the dump is not a dump")
             let bytes = Data(person.utf8)
             for form in [person, bytes.map { String(format: "%02x", $0) }.joined(), bytes.base64EncodedString()] {
@@ -123,7 +123,7 @@ struct ErasureTests {
 
     @Test("Appends racing an erasure are erased whole or kept whole, never half")
     func racingAppends() async throws {
-        try await APIHarness.runWithService { api, service in
+        try await APIHarness.runWithService(privateDatabase: "erasure") { api, service in
             let (appID, admin) = try await api.createApp()
             let person = Self.personID()
             #expect(try await api.append(admin, Self.events(person, "a")).status == .ok)
@@ -155,13 +155,12 @@ struct ErasureTests {
         }
     }
 
-    /// `pg_dump --data-only` of the test database, as text.
-    static func pgDump() async throws -> String {
-        let configuration = try await TestDatabase.configuration()
+    /// `pg_dump` of a test database, as text.
+    static func pgDump(database: String?) async throws -> String {
         let server = try TestDatabase.serverConfiguration().connectionString
         // The server's URL (postgresql://user@host:port/database) with this test database's name.
         var url = server
-        if server.contains("://"), let slash = server.range(of: "/", options: .backwards), let name = configuration.overrides["dbname"] {
+        if server.contains("://"), let slash = server.range(of: "/", options: .backwards), let name = database {
             url = String(server[..<slash.upperBound]) + name
         }
         let process = Process()
