@@ -4,12 +4,22 @@ import LocgateCommandSupport
 import LocationAuthorization
 import LocationGateService
 
-/// `locgate archive --before DATE`: exports the log's oldest partitions recorded before DATE
-/// to a checksummed CSV file and drops them (docs/operations.md, "The partitioned log").
+/// `locgate archive`: writing archives (the default), reading them back, and rewriting those of
+/// earlier releases (docs/operations.md, "The partitioned log"; docs/privacy.md).
 struct ArchiveCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "archive",
-        abstract: "Export the log's partitions recorded before a date to a CSV file, then drop them (run as the tables' owner).")
+        abstract: "Archive the log's old partitions to sealed files, read archives back, upgrade old ones (run as the tables' owner).",
+        subcommands: [ArchiveWriteCommand.self, ArchiveReadCommand.self, ArchiveUpgradeCommand.self],
+        defaultSubcommand: ArchiveWriteCommand.self)
+}
+
+/// `locgate archive [write] --before DATE`: exports the log's oldest partitions recorded before
+/// DATE to a checksummed, sealed file and drops them.
+struct ArchiveWriteCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "write",
+        abstract: "Export the log's partitions recorded before a date to a sealed file, then drop them.")
 
     @OptionGroup var database: DatabaseOptions
     @Option(help: "A date (YYYY-MM-DD, UTC) or an RFC 3339 time: partitions whose every event was recorded before it go")
@@ -35,5 +45,47 @@ struct ArchiveCommand: AsyncParsableCommand {
     /// A date or an RFC 3339 time, read as the analytics' `from` and `to` are.
     static func date(_ text: String) -> Date? {
         RFC3339.date(from: text) ?? RFC3339.date(from: text + "T00:00:00Z")
+    }
+}
+
+/// `locgate archive read --file F --output OUT`: the events of an archive that can still be read
+/// (every person not erased since), in the plain CSV format `\copy ... CSV HEADER` loads.
+struct ArchiveReadCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "read",
+        abstract: "Write the readable events of an archive file (erased people's are not) as plain CSV.")
+
+    @OptionGroup var database: DatabaseOptions
+    @Option(help: "The archive file") var file: String
+    @Option(help: "The plain CSV file to create (owner-only)") var output: String
+
+    func validate() throws {
+        guard FileManager.default.isReadableFile(atPath: file) else { throw ValidationError("--file: cannot read \(file)") }
+        guard !FileManager.default.fileExists(atPath: output) else { throw ValidationError("--output: \(output) exists") }
+    }
+
+    func run() async throws {
+        let report = try await withPool(database, size: 1, label: "locgate.archive") { pool, logger in
+            try await ArchiveFiles(pool: pool, logger: logger).read(file: file, into: output)
+        }
+        try printJSON(report)
+    }
+}
+
+/// `locgate archive upgrade [--file F]`: rewrites archives of earlier releases (plain CSV) into
+/// the sealed format, without the people erased since they were written.
+struct ArchiveUpgradeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "upgrade",
+        abstract: "Rewrite plain archive files of earlier releases into sealed ones (every recorded one, or --file).")
+
+    @OptionGroup var database: DatabaseOptions
+    @Option(help: "One archive file (by default every recorded archive that is still plain)") var file: String?
+
+    func run() async throws {
+        let reports = try await withPool(database, size: 1, label: "locgate.archive") { pool, logger in
+            try await ArchiveFiles(pool: pool, logger: logger).upgrade(file: file)
+        }
+        try printJSON(reports)
     }
 }

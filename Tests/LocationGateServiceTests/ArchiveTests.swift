@@ -212,7 +212,7 @@ struct ArchiveTests {
         try await pool.query("SELECT count(*) FROM events").first?.decode(0, as: Int64.self) ?? -1
     }
 
-    /// The file holds a header and one CSV record per archived event, and its SHA-256 is the
+    /// The file holds the sealed header and one line per archived event, and its SHA-256 is the
     /// one reported (and recorded).
     static func checkFile(_ report: EventArchive.Report) throws {
         let path = try #require(report.file)
@@ -223,10 +223,10 @@ struct ArchiveTests {
         #expect(data.count == report.bytes)
         #expect(SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined() == report.sha256)
         let text = String(decoding: data, as: UTF8.self)
-        #expect(text.hasPrefix(EventLog.archiveHeader))
-        // Records start with a position; a record's JSON never holds a raw newline.
+        #expect(text.hasPrefix("position,tx_id,app_id,recorded_at,key_id,sealed\n"))
+        // Records start with a position and hold six fields, the last one sealed.
         let records = text.split(separator: "\n").dropFirst()
         #expect(records.count == report.events)
-        #expect(records.allSatisfy { $0.first?.isNumber == true })
+        #expect(records.allSatisfy { $0.first?.isNumber == true && $0.split(separator: ",").count == 6 })
     }
 }

@@ -75,6 +75,10 @@ extension GateService {
     @discardableResult
     public func performNextErasure() async throws -> Bool {
         let performed: (UUID, [StreamKey])? = try await pool.transaction { connection in
+            // Not while `locgate archive` exports: it may have read the person's events into
+            // its file and its counters already. The erasure waits for it (docs/privacy.md).
+            guard try connection.query("SELECT pg_try_advisory_xact_lock_shared(\(EventArchive.runLockKey))")
+                .first?.decode(0, as: Bool.self) == true else { return nil }
             guard let row = try connection.query(
                 """
                 SELECT e.id, w.app_id, w.user_id FROM erasures e JOIN erasure_work w ON w.erasure_id = e.id

@@ -5,9 +5,10 @@ import Logging
 import PostgresClient
 
 /// `locgate archive --before DATE`: exports the oldest partitions of the log whose every event
-/// was recorded before DATE to a checksummed CSV file, moves the replay's starting point (the
+/// was recorded before DATE to a checksummed file, moves the replay's starting point (the
 /// snapshot of device states and the archived analytics counters) past them, and drops them.
-/// Device states, rollups and the record of the archive stay.
+/// Device states, rollups and the record of the archive stay. Each event's line is sealed with
+/// its person's key (`ArchiveRecord`, `ArchiveKeys`), which an erasure deletes.
 ///
 /// Only whole partitions go, oldest first, and never one that holds or will hold the positions
 /// of new appends. Run it as the tables' owner (the role of `locgate migrate`): dropping a
@@ -42,7 +43,7 @@ public struct EventArchive: Sendable {
 
         public var description: String {
             switch self {
-            case .busy: "another archive is running"
+            case .busy: "another archive is running (or a retention run held the archive lock for over 90 s)"
             case .notCounted(let events):
                 "\(events) events of the partitions to archive are not counted in the analytics rollups yet (a transaction elsewhere holds the readable horizon back): try again"
             case .file(let message): "the archive file: \(message)"
@@ -50,7 +51,8 @@ public struct EventArchive: Sendable {
         }
     }
 
-    /// One archive run at a time (a session lock, held for the whole run).
+    /// One archive run at a time (a session lock, held for the whole run); erasures and
+    /// retention runs take it shared, so that none of them runs while an archive exports.
     static let runLockKey = Int64(0x6172_6368_6976_66)
 
     /// Archives, on one connection, without a long writing transaction: a transaction that
@@ -63,9 +65,15 @@ public struct EventArchive: Sendable {
         try await AnalyticsRollup(pool: pool, logger: logger).catchUp(waitForInFlightCommits: true, patience: .seconds(60))
         let logger = self.logger
         return try await pool.withConnection { connection in
-            guard try connection.query("SELECT pg_try_advisory_lock(\(Self.runLockKey))").first?.decode(0, as: Bool.self) == true else {
+            // Erasures and retention runs hold it shared for a moment (a retention run for up
+            // to a minute): wait for them, but not for another archive.
+            try connection.query("SET lock_timeout = '90s'")
+            do {
+                try connection.query("SELECT pg_advisory_lock(\(Self.runLockKey))")
+            } catch let error as PostgresError where error.sqlState == "55P03" {
                 throw ArchiveError.busy
             }
+            try connection.query("RESET lock_timeout")
             defer { _ = try? connection.query("SELECT pg_advisory_unlock(\(Self.runLockKey))") }
             return try Self.archive(before: before, into: directory, pageSize: pageSize, logger: logger, on: connection)
         }
@@ -121,18 +129,24 @@ public struct EventArchive: Sendable {
             bytes += data.count
             try file.write(contentsOf: data)
         }
-        try write(EventLog.archiveHeader)
+        try write(ArchiveRecord.sealedHeader)
         var position = LogPosition.start
         var events = 0
+        var archiveKeys = ArchiveKeys()
         while true {
             let page = try EventLog.exportPage(below: boundary, after: position, limit: pageSize, on: connection)
-            for event in page.events {
+            let keys = try archiveKeys.ensure(Set(page.map { ArchiveKeys.Person(appID: $0.stream.appID, userID: $0.stream.userID) }), on: connection)
+            var lines = ""
+            for event in page {
                 projection.fold(event)
                 lastOccurred[event.stream] = max(lastOccurred[event.stream] ?? event.occurredAt, event.occurredAt)
+                let record = ArchiveRecord(event)
+                guard let key = keys[record.person] else { throw ArchiveError.file("no archive key for an event of position \(record.position)") }
+                lines += try record.sealedLine(with: key)
             }
-            try write(page.csv)
-            events += page.events.count
-            guard let next = page.events.last, page.events.count == pageSize else { break }
+            try write(lines)
+            events += page.count
+            guard let next = page.last, page.count == pageSize else { break }
             position = next.logPosition
         }
         try file.synchronize()
@@ -192,8 +206,8 @@ public struct EventArchive: Sendable {
                     try connection.query("SET LOCAL lock_timeout = '\(unescaped: dropLockTimeout)'")
                     try connection.query(
                         """
-                        INSERT INTO event_archives (id, before, boundary, partitions, events, file, sha256, bytes)
-                        VALUES (\(id), \(before), \(boundary), \(PostgresArray(names)), \(Int64(events)), \(path), \(digest), \(Int64(bytes)))
+                        INSERT INTO event_archives (id, before, boundary, partitions, events, file, sha256, bytes, format)
+                        VALUES (\(id), \(before), \(boundary), \(PostgresArray(names)), \(Int64(events)), \(path), \(digest), \(Int64(bytes)), 2)
                         """)
                     try connection.query(PostgresQuery(unsafeSQL: "DROP TABLE " + names.map { "\"\($0)\"" }.joined(separator: ", ")))
                 }
