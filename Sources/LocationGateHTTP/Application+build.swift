@@ -44,6 +44,8 @@ public struct ServerConfiguration: Sendable {
     /// every connection, and below the process's file-descriptor limit (`locgate serve`
     /// lowers it to fit).
     public var maxConnections = 16_000
+    /// How often this server runs the retention schedule (`locgate serve --retention-interval`).
+    public var retentionInterval: Duration = .seconds(3600)
 
     public init() {}
 }
@@ -62,7 +64,7 @@ public func buildApplication(
         configuration: .init(
             address: .hostname(configuration.host, port: configuration.port), serverName: "locgate",
             availableConnectionsDelegate: .maximum(configuration.maxConnections, logger: logger)),
-        services: [follower, ChangeTicker(hub: service.changes)] + service.backgroundServices(logger: logger),
+        services: [follower, ChangeTicker(hub: service.changes)] + service.backgroundServices(logger: logger, retentionInterval: configuration.retentionInterval),
         logger: logger)
 }
 
@@ -95,6 +97,7 @@ public func buildRouter(
     HealthRoutes(service: service, follower: follower, registry: registry, streams: streams).register(on: routes)
     APIRoutes(service: service).register(on: v1)
     ErasureRoutes(service: service).register(on: v1)
+    RetentionRoutes(service: service).register(on: v1)
     ofrep.register(on: ofrepRoutes)
     StreamRoutes(service: service, streams: streams, ofrep: ofrep).register(v1: v1, ofrep: ofrepRoutes)
     DashboardRoutes(service: service, configuration: configuration, limiter: limiter, failures: failures).register(on: routes, router: router)

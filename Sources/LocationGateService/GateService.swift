@@ -94,10 +94,11 @@ public final class GateService: Sendable {
     }
 
     /// The background work every server runs beside its routes: the analytics rollup and the
-    /// partition keeper (the cache follower is built by the HTTP layer, which owns its lifetime).
-    public func backgroundServices(logger: Logger) -> [any Service] {
+    /// partition keeper, erasure and retention (the cache follower is built by the HTTP layer,
+    /// which owns its lifetime).
+    public func backgroundServices(logger: Logger, retentionInterval: Duration = .seconds(3600)) -> [any Service] {
         [AnalyticsRollup(pool: pool, logger: logger), PartitionKeeper(pool: pool, logger: logger),
-         ErasureWorker(service: self, logger: logger)]
+         ErasureWorker(service: self, logger: logger), retentionWorker(logger: logger, interval: retentionInterval)]
     }
 
     /// What `/metrics` and `/readyz` report of this process.

@@ -96,6 +96,13 @@ public final class LocgateServer: @unchecked Sendable {
         return (status, (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:])
     }
 
+    /// The body of a GET as text (`/metrics`).
+    public static func text(_ port: Int, _ path: String) async throws -> String {
+        guard let url = URL(string: "http://127.0.0.1:\(port)\(path)") else { return "" }
+        let (data, _) = try await URLSession.shared.data(from: url)
+        return String(decoding: data, as: UTF8.self)
+    }
+
     /// Whether `/readyz` answered 200 within `timeout`.
     public static func waitReady(_ port: Int, timeout: Duration = .seconds(60)) async -> Bool {
         (try? await waitUntil(timeout: timeout, poll: .milliseconds(50)) {

@@ -31,6 +31,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds an OFREP event stream with nothing to say stays open (inactivityDelaySec)") var streamInactivity = 120
     @Option(help: "Seconds a connection may send nothing while no answer is being written before it is closed") var idleTimeout = 30
     @Option(help: "Connections open at once (lowered to fit the file-descriptor limit)") var maxConnections = 16_000
+    @Option(help: "Seconds between runs of the retention schedule (apps with a retention set)") var retentionInterval = 3600
     @Option(help: "Seconds any one database statement may run (PostgreSQL's statement_timeout; default: $LOCGATE_STATEMENT_TIMEOUT, else 15)")
     var statementTimeout: Int?
 
@@ -62,6 +63,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.maxStreams = maxStreams
         configuration.streamInactivity = .seconds(max(1, streamInactivity))
         configuration.idleTimeout = .seconds(max(1, idleTimeout))
+        configuration.retentionInterval = .seconds(max(1, retentionInterval))
         configuration.maxConnections = FileLimit.connections(wanted: max(1, maxConnections), logger: logger)
         if let token = configuration.adminToken, !token.isEmpty, token.utf8.count < ServerConfiguration.minimumAdminTokenBytes {
             await pool.close()

@@ -29,6 +29,16 @@ enum APIHarness {
         rateLimit: Double? = nil, privateDatabase: String? = nil, configure: (inout ServerConfiguration) -> Void = { _ in },
         _ body: @Sendable (APIClient, GateService) async throws -> Void
     ) async throws {
+        try await runWithDatabase(rateLimit: rateLimit, privateDatabase: privateDatabase, configure: configure) { api, service, _ in
+            try await body(api, service)
+        }
+    }
+
+    /// As `runWithService`, with the database's pool too (for checks in SQL and replays).
+    static func runWithDatabase(
+        rateLimit: Double? = nil, privateDatabase: String? = nil, configure: (inout ServerConfiguration) -> Void = { _ in },
+        _ body: @Sendable (APIClient, GateService, PostgresConnectionPool) async throws -> Void
+    ) async throws {
         let pool: PostgresConnectionPool
         if let privateDatabase {
             pool = try await TestDatabase.privatePool(prefix: privateDatabase)
@@ -45,7 +55,7 @@ enum APIHarness {
         do {
             try await app.test(.router) { client in
                 let api = APIClient(client: client)
-                try await body(api, service)
+                try await body(api, service, pool)
             }
         } catch {
             await pool.close()

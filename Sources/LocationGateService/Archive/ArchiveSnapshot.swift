@@ -106,6 +106,34 @@ enum ArchiveSnapshot {
         return (try row.decode(0), try JSONText.state(try row.decode(1)), try row.decode(2))
     }
 
+    /// The snapshot rows of `keys` (those that have one), 2,000 streams a statement.
+    static func streams(_ keys: [StreamKey], on connection: PostgresConnection) throws -> [StreamKey: DeviceStateStore.Row] {
+        var rows: [StreamKey: DeviceStateStore.Row] = [:]
+        var kinds: [Int64: DeviceState] = [:]
+        for chunk in keys.chunks(of: 2000) {
+            for row in try connection.query(
+                """
+                SELECT DISTINCT ON (s.app_id, s.user_id, s.device_id)
+                       s.app_id, s.user_id, s.device_id, s.version, s.state_id, s.milestones, k.state::text
+                FROM stream_snapshots s
+                JOIN event_archives a ON a.id = s.archive_id
+                JOIN device_state_kinds k USING (state_id)
+                JOIN unnest(\(PostgresArray(chunk.map(\.appID))), \(PostgresArray(chunk.map(\.userID))),
+                            \(PostgresArray(chunk.map(\.deviceID)))) AS n(a, u, d)
+                  ON s.app_id = n.a AND s.user_id = n.u AND s.device_id = n.d
+                ORDER BY s.app_id, s.user_id, s.device_id, s.archive_id DESC
+                """) {
+                let key = StreamKey(appID: try row.decode(0), userID: try row.decode(1), deviceID: try row.decode(2))
+                let stateID: Int64 = try row.decode(4)
+                let state = try kinds[stateID] ?? JSONText.state(try row.decode(6))
+                kinds[stateID] = state
+                rows[key] = DeviceStateStore.Row(
+                    key: key, version: try row.decode(3), state: state, milestones: DeviceMilestones(rawValue: try row.decode(5)))
+            }
+        }
+        return rows
+    }
+
     /// Saves the counters of one archive's events.
     static func save(_ rollups: RollupCounts, archive: Int64, on connection: PostgresConnection) throws {
         for chunk in Array(rollups.counts).chunks(of: 5000) {

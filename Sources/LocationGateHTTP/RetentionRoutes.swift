@@ -1,0 +1,75 @@
+import Foundation
+import Hummingbird
+import LocationGateService
+
+/// Retention (SPEC §13): `PUT /v1/apps/{appId}/retention` `{"days": N}` sets how many days the
+/// app's events are kept (1 to 36500; null keeps everything, the default), `GET` answers
+/// `{"days"}`. Both take that app's admin key; any other app's id is 404, as an unknown one.
+struct RetentionRoutes {
+    let service: GateService
+
+    func register(on routes: RouteTable) {
+        routes.get("/v1/apps/:appId/retention", use: show)
+        routes.put("/v1/apps/:appId/retention", use: set)
+    }
+
+    /// The answer: `days` is written as null when everything is kept.
+    struct Retention: Encodable {
+        var days: Int?
+
+        func encode(to encoder: any Encoder) throws {
+            enum Keys: String, CodingKey { case days }
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode(days, forKey: .days)
+        }
+    }
+
+    /// The request body: `days` must be present, a whole number or null.
+    struct Body: Decodable {
+        enum Days { case missing, invalid, keepEverything, days(Int) }
+        var days: Days
+
+        init(from decoder: any Decoder) throws {
+            enum Keys: String, CodingKey { case days }
+            let container = try decoder.container(keyedBy: Keys.self)
+            if !container.contains(.days) {
+                days = .missing
+            } else if try container.decodeNil(forKey: .days) {
+                days = .keepEverything
+            } else if let value = try? container.decode(Int.self, forKey: .days) {
+                days = .days(value)
+            } else {
+                days = .invalid
+            }
+        }
+    }
+
+    @Sendable func show(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let appID = try appID(context)
+        return try JSONResponse.make(.ok, Retention(days: try await service.retentionDays(appID: appID)))
+    }
+
+    @Sendable func set(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let appID = try appID(context)
+        var request = request
+        let body = try decode(Body.self, try await request.bodyData(limit: 4 * 1024))
+        let days: Int?
+        switch body.days {
+        case .days(let value) where GateService.retentionRange.contains(value): days = value
+        case .keepEverything: days = nil
+        case .missing, .invalid, .days:
+            throw APIError(.validationFailed, "days: a whole number of days from 1 to 36500, or null to keep everything")
+        }
+        try await service.setRetentionDays(appID: appID, days: days)
+        return try JSONResponse.make(.ok, Retention(days: days))
+    }
+
+    /// The path's app, when it is the admin key's own.
+    func appID(_ context: AppRequestContext) throws -> UUID {
+        let identity = try context.require(.admin)
+        guard let appID = context.parameters.get("appId").flatMap(UUID.init(uuidString:)), appID == identity.appID else {
+            throw APIError(.notFound, "no such app")
+        }
+        return appID
+    }
+}
