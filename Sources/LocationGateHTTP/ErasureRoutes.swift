@@ -42,28 +42,6 @@ struct ErasureRoutes {
         guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)),
               let record = try await service.erasure(appID: identity.appID, id: id)
         else { throw APIError(.notFound, "no such erasure") }
-        struct Body: Encodable {
-            var id: String
-            var status: String
-            var requestedAt: String
-            /// Null while pending (written, not left out).
-            var completedAt: String?
-            var events: Int64
-            var devices: Int64
-
-            func encode(to encoder: any Encoder) throws {
-                enum Keys: String, CodingKey { case id, status, requestedAt, completedAt, events, devices }
-                var container = encoder.container(keyedBy: Keys.self)
-                try container.encode(id, forKey: .id)
-                try container.encode(status, forKey: .status)
-                try container.encode(requestedAt, forKey: .requestedAt)
-                try container.encode(completedAt, forKey: .completedAt)
-                try container.encode(events, forKey: .events)
-                try container.encode(devices, forKey: .devices)
-            }
-        }
-        return try JSONResponse.make(.ok, Body(
-            id: record.id.uuidString.lowercased(), status: record.status, requestedAt: record.requestedAt,
-            completedAt: record.completedAt, events: record.events, devices: record.devices))
+        return try JSONResponse.make(.ok, record)
     }
 }

@@ -7,13 +7,26 @@ import PostgresClient
 import ServiceLifecycle
 
 /// An erasure as `GET /v1/erasures/{id}` shows it (SPEC §13): no user or device id.
-public struct ErasureRecord: Sendable, Hashable, Codable {
+public struct ErasureRecord: Sendable, Hashable, Encodable {
     public var id: UUID
     public var status: String
     public var requestedAt: String
+    /// Null while pending (written, not left out).
     public var completedAt: String?
     public var events: Int64
     public var devices: Int64
+
+    /// The record's JSON: the id in lower case, `completedAt` null while pending.
+    public func encode(to encoder: any Encoder) throws {
+        enum Keys: String, CodingKey { case id, status, requestedAt, completedAt, events, devices }
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(id.lowercasedText, forKey: .id)
+        try container.encode(status, forKey: .status)
+        try container.encode(requestedAt, forKey: .requestedAt)
+        try container.encode(completedAt, forKey: .completedAt)
+        try container.encode(events, forKey: .events)
+        try container.encode(devices, forKey: .devices)
+    }
 }
 
 /// Erasure (SPEC §13) in two phases.
