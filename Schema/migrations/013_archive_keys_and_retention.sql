@@ -93,3 +93,14 @@ BEGIN
     END IF;
 END
 $$;
+
+-- Phase 1 of an erasure writes the erased device ids into its work row (an UPDATE migration 012
+-- did not grant), and a retention run inserts archive records with their identity.
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'locgate_service') THEN
+        GRANT UPDATE ON erasure_work TO locgate_service;
+        EXECUTE format('GRANT USAGE ON SEQUENCE %s TO locgate_service', pg_get_serial_sequence('event_archives', 'id'));
+    END IF;
+END
+$$;
