@@ -12,32 +12,18 @@ import Testing
 struct ClientEndToEndTests {
     @Test("300 events of 10 devices, the server killed after about 100: each stored exactly once, versions 1..n in recording order")
     func exactlyOnceAcrossAServerCrash() async throws {
-        try #require(
-            FileManager.default.isExecutableFile(atPath: LocgateServer.binary.path),
-            "build locgate first: \(LocgateServer.binary.path)")
-        let configuration = try await TestDatabase.configuration()
-        let databaseURL = try TestDatabase.serverConfiguration().connectionString
-        let databaseName = configuration.overrides["dbname"] ?? ""
         // Below Linux's ephemeral ports and apart from TwoProcessTests' 20,000-40,000.
-        let port = 12_000 + Int.random(in: 0..<8_000)
-        let first = try LocgateServer(port: port, databaseURL: databaseURL, databaseName: databaseName)
+        let fixture = try await ServerFixture.start(ports: 12_000..<20_000)
+        let first = fixture.server, port = fixture.port
         var second: LocgateServer?
         defer {
             first.stop()
             second?.stop()
         }
-        let firstReady = await LocgateServer.waitReady(port)
-        try #require(firstReady, "locgate serve did not become ready on port \(port)")
 
         // An app, and an ingest key: what a device holds.
-        let (created, app) = try await LocgateServer.request(
-            "POST", port, "/v1/apps", key: LocgateServer.adminToken, json: #"{"name": "client-e2e"}"#)
-        #expect(created == 201)
-        let adminKey = try #require(app["apiKey"] as? String)
-        let appID = try #require((app["appId"] as? String).flatMap { UUID(uuidString: $0) })
-        let (keyCreated, key) = try await LocgateServer.request("POST", port, "/v1/keys", key: adminKey, json: #"{"scope": "ingest"}"#)
-        #expect(keyCreated == 201)
-        let ingestKey = try #require(key["key"] as? String)
+        let (adminKey, appID) = try await fixture.createApp("client-e2e")
+        let ingestKey = try await fixture.createKey(adminKey: adminKey).key
 
         // 300 events, 30 for each of 10 devices, interleaved, all of kinds the reducer accepts.
         let directory = TemporaryDirectory()
@@ -90,9 +76,7 @@ struct ClientEndToEndTests {
         #expect(queue.count == 225)
 
         // The sender keeps retrying the same batch; a new server on the same port answers it.
-        second = try LocgateServer(port: port, databaseURL: databaseURL, databaseName: databaseName)
-        let secondReady = await LocgateServer.waitReady(port)
-        try #require(secondReady, "the second locgate serve did not become ready")
+        second = try await fixture.restart()
         let summary = try await flushing.value
         #expect(queue.isEmpty)
         #expect(summary.delivered == 300)
@@ -102,7 +86,7 @@ struct ClientEndToEndTests {
 
         // The database holds each event once, and each device's versions are 1...30 in the
         // order the events were recorded.
-        let pool = PostgresConnectionPool(configuration: configuration, size: 1, logger: TestDatabase.logger)
+        let pool = PostgresConnectionPool(configuration: fixture.configuration, size: 1, logger: TestDatabase.logger)
         let counts: PostgresRows
         let rows: PostgresRows
         do {
@@ -133,23 +117,12 @@ struct ClientEndToEndTests {
 
     @Test("A device-bound ingest key: the transport sends the device token; the user's events are delivered, another user's are refused and reported")
     func deviceBoundKey() async throws {
-        try #require(
-            FileManager.default.isExecutableFile(atPath: LocgateServer.binary.path),
-            "build locgate first: \(LocgateServer.binary.path)")
-        let configuration = try await TestDatabase.configuration()
-        let databaseURL = try TestDatabase.serverConfiguration().connectionString
-        let port = 12_000 + Int.random(in: 0..<8_000)
-        let server = try LocgateServer(port: port, databaseURL: databaseURL, databaseName: configuration.overrides["dbname"] ?? "")
+        let server = try await ServerFixture.start(ports: 12_000..<20_000)
         defer { server.stop() }
-        let ready = await LocgateServer.waitReady(port)
-        try #require(ready, "locgate serve did not become ready on port \(port)")
-        let (_, app) = try await LocgateServer.request(
-            "POST", port, "/v1/apps", key: LocgateServer.adminToken, json: #"{"name": "client-bound"}"#)
-        let adminKey = try #require(app["apiKey"] as? String)
-        let (created, key) = try await LocgateServer.request(
-            "POST", port, "/v1/keys", key: adminKey, json: #"{"scope": "ingest", "deviceBound": true}"#)
-        #expect(created == 201)
-        let ingestKey = try #require(key["key"] as? String), secret = try #require(key["tokenSecret"] as? String)
+        let port = server.port
+        let (adminKey, _) = try await server.createApp("client-bound")
+        let (ingestKey, key) = try await server.createKey(adminKey: adminKey, json: #"{"scope": "ingest", "deviceBound": true}"#)
+        let secret = try #require(key["tokenSecret"] as? String)
 
         let directory = TemporaryDirectory()
         defer { directory.remove() }

@@ -2,7 +2,6 @@ import Foundation
 import LocationAuthorization
 import LocationGateClient
 import LocationGateTestSupport
-import PostgresClient
 import Testing
 
 /// SPEC §11 end to end: an iOS 18 app's service sessions, diagnostics and background activity,
@@ -12,26 +11,14 @@ import Testing
 struct SessionEventsEndToEndTests {
     @Test("Context, foreground, an always session, diagnostics, a layered session invalidated, background activity: versions 1-8 with their effects, and the state holds the session and the activity")
     func sessionEventsReachTheDeviceState() async throws {
-        try #require(
-            FileManager.default.isExecutableFile(atPath: LocgateServer.binary.path),
-            "build locgate first: \(LocgateServer.binary.path)")
-        let configuration = try await TestDatabase.configuration()
-        let databaseURL = try TestDatabase.serverConfiguration().connectionString
         // Below Linux's ephemeral ports, apart from ClientEndToEndTests' 12,000-20,000 and
         // TwoProcessTests' 24,000-32,000, which may run at the same time.
-        let port = 20_000 + Int.random(in: 0..<4_000)
-        let server = try LocgateServer(port: port, databaseURL: databaseURL, databaseName: configuration.overrides["dbname"] ?? "")
+        let server = try await ServerFixture.start(ports: 20_000..<24_000)
         defer { server.stop() }
-        let ready = await LocgateServer.waitReady(port)
-        try #require(ready, "locgate serve did not become ready on port \(port)")
+        let port = server.port
 
-        let (created, app) = try await LocgateServer.request(
-            "POST", port, "/v1/apps", key: LocgateServer.adminToken, json: #"{"name": "client-sessions"}"#)
-        #expect(created == 201)
-        let adminKey = try #require(app["apiKey"] as? String)
-        let (keyCreated, key) = try await LocgateServer.request("POST", port, "/v1/keys", key: adminKey, json: #"{"scope": "ingest"}"#)
-        #expect(keyCreated == 201)
-        let ingestKey = try #require(key["key"] as? String)
+        let (adminKey, _) = try await server.createApp("client-sessions")
+        let ingestKey = try await server.createKey(adminKey: adminKey).key
 
         // What an iOS 18 app records when the person starts navigation.
         let directory = TemporaryDirectory()

@@ -9,118 +9,10 @@ import Testing
 @Suite("Simulated population: Android devices take every path of D1-D10; mixed populations keep the Apple devices as they were",
        .timeLimit(.minutes(1)))
 struct PopulationSimulatorAndroidTests {
-    /// What a population's events did.
-    struct Tally {
-        var devices = 0
-        var events = 0
-        var androidDevices = 0
-        var appleDevices = 0
-        var rejected: [String] = []
-        /// Events whose JSON form ingest would refuse (422) or read otherwise.
-        var refused: [String] = []
-        /// Android devices' events that an Android app does not send: Apple's types, an
-        /// `appStateChanged` without `foregroundService` or with the background indicator.
-        var notAndroid: [String] = []
-        var prompts: [Prompt: Int] = [:]
-        /// `permissionsResult` events that answered a prompt (`answerInferred`).
-        var answered = 0
-        /// `permissionsResult` events with nothing pending (Android answered at once).
-        var answeredAtOnce = 0
-        var blocked = 0
-        /// D6: a one-time grant found gone.
-        var corrected = 0
-        var backgroundWithForeground = 0
-        var fineNeedsCoarse = 0
-        var foregroundFirst = 0
-        var grantedAtInstall = 0
-        var notDeclared = 0
-        var foregroundServiceRefused = 0
-        var resets = 0
-        var settingsChanges = 0
-        var locationSwitchedOff = 0
-        /// Devices ending in each status.
-        var endings: [AuthorizationStatus: Int] = [:]
-        /// API levels of the Android devices.
-        var apiLevels: Set<Int> = []
-        var targetSdks: Set<Int> = []
-    }
-
-    static func tally(_ simulator: PopulationSimulator, devices: Range<Int>) -> Tally {
-        var tally = Tally()
-        let encoder = JSONEncoder()
-        for index in devices {
-            let submissions = simulator.device(index)
-            tally.devices += 1
-            tally.events += submissions.count
-            var android = false
-            if case .contextReported(let context)? = submissions.first?.event, context.platform == .android {
-                android = true
-                tally.androidDevices += 1
-                if let api = context.apiLevel { tally.apiLevels.insert(api) }
-                if let target = context.targetSdk { tally.targetSdks.insert(target) }
-            } else {
-                tally.appleDevices += 1
-            }
-            var state = DeviceState()
-            for submission in submissions {
-                let event = submission.event
-                do {
-                    let decoded = try EventCoding.decode(EventSubmission.self, from: encoder.encode(submission))
-                    if decoded.event != event { tally.refused.append("\(submission.deviceId) \(event): read as \(decoded.event)") }
-                } catch {
-                    tally.refused.append("\(submission.deviceId) \(event): \(error)")
-                }
-                if android {
-                    if !event.type.isAndroidOnly && !event.type.isSharedWithAndroid {
-                        tally.notAndroid.append("\(submission.deviceId) \(event)")
-                    }
-                    if case .appStateChanged(_, let indicator, let service) = event, indicator || service == nil {
-                        tally.notAndroid.append("\(submission.deviceId) \(event)")
-                    }
-                }
-                let effects: [Effect]
-                do {
-                    effects = try state.apply(event)
-                } catch {
-                    tally.rejected.append("\(submission.deviceId) \(event): \(error)")
-                    continue
-                }
-                for effect in effects {
-                    switch effect {
-                    case .promptShown(let prompt): tally.prompts[prompt, default: 0] += 1
-                    case .answerCorrected: tally.corrected += 1
-                    case .noEffect(.blocked): tally.blocked += 1
-                    case .noEffect(.backgroundWithForeground): tally.backgroundWithForeground += 1
-                    case .noEffect(.fineNeedsCoarse): tally.fineNeedsCoarse += 1
-                    case .noEffect(.foregroundFirst): tally.foregroundFirst += 1
-                    case .noEffect(.grantedAtInstall): tally.grantedAtInstall += 1
-                    case .failed(.notDeclared, _): tally.notDeclared += 1
-                    case .failed(.foregroundServiceNotAllowed, _): tally.foregroundServiceRefused += 1
-                    default: break
-                    }
-                }
-                switch event {
-                case .permissionsResult:
-                    if effects.contains(where: { if case .answerInferred = $0 { true } else { false } }) {
-                        tally.answered += 1
-                    } else {
-                        tally.answeredAtOnce += 1
-                    }
-                case .permissionsReset: tally.resets += 1
-                case .settingsChanged: tally.settingsChanges += 1
-                case .locationServicesChanged(enabled: false): tally.locationSwitchedOff += 1
-                default: break
-                }
-            }
-            tally.endings[state.status, default: 0] += 1
-        }
-        return tally
-    }
-
     @Test("Android devices alone: none rejected or refused, only Android's events, and blocks, D6 corrections, both background prompts, precise upgrades, D3, D2, undeclared permissions, D10 refusals, resets and every ending status all occur")
     func androidPaths() {
         let simulator = PopulationSimulator(seed: 2026, platform: .android)
-        let tally = Self.tally(simulator, devices: 0..<800)
+        let tally = PopulationTally.replay(simulator, devices: 0..<800)
         #expect(tally.rejected.isEmpty, "\(tally.rejected.prefix(5))")
         #expect(tally.refused.isEmpty, "\(tally.refused.prefix(5))")
         #expect(tally.notAndroid.isEmpty, "\(tally.notAndroid.prefix(5))")
@@ -182,7 +74,7 @@ struct PopulationSimulatorAndroidTests {
             }
         }
         #expect((130...230).contains(android), "\(android) of \(devices.count)")
-        let tally = Self.tally(mixed, devices: devices)
+        let tally = PopulationTally.replay(mixed, devices: devices)
         #expect(tally.rejected.isEmpty, "\(tally.rejected.prefix(5))")
         #expect(tally.refused.isEmpty, "\(tally.refused.prefix(5))")
         #expect(tally.notAndroid.isEmpty, "\(tally.notAndroid.prefix(5))")

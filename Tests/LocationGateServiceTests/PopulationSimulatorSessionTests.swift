@@ -8,103 +8,9 @@ import Testing
 @Suite("Simulated population: the iOS 18 share exercises sessions, Core Location's prompts, relaunches and diagnostics",
        .timeLimit(.minutes(1)))
 struct PopulationSimulatorSessionTests {
-    /// What a population's events did.
-    struct Tally {
-        var devices = 0
-        var events = 0
-        /// Devices whose context came from the iOS 18 share (it reports the explicit-session key).
-        var modernDevices = 0
-        var rejected: [String] = []
-        /// Events whose JSON form ingest would refuse (422) or read otherwise.
-        var refused: [String] = []
-        /// `promptResponded` events.
-        var answers = 0
-        /// Events with a `sessionChanged` effect.
-        var sessionChanges = 0
-        /// V2: a prompt in an event that is no request and no Always event.
-        var sessionPrompts = 0
-        /// V3: the When In Use prompt again when the app comes back to the foreground.
-        var reasked = 0
-        /// V1: a resumable session started again in the relaunch window, active again.
-        var retakes = 0
-        var missingBackgroundMode = 0
-        var sessionsUnsupported = 0
-        /// V4: diagnostics that changed nothing and describe delivery.
-        var deliveryOnly = 0
-        /// V4: diagnostics that answered the pending prompt.
-        var answeredByDiagnostics = 0
-        /// Devices that end authorizedAlways with an active `always` session.
-        var endingInEffectiveAlways = 0
-    }
-
-    static func tally(_ simulator: PopulationSimulator, devices: Range<Int>) -> Tally {
-        var tally = Tally()
-        let encoder = JSONEncoder()
-        let decoder = JSONDecoder()
-        for index in devices {
-            let submissions = simulator.device(index)
-            tally.devices += 1
-            tally.events += submissions.count
-            if case .contextReported(let context)? = submissions.first?.event, context.requireExplicitServiceSession != nil {
-                tally.modernDevices += 1
-            }
-            var state = DeviceState()
-            var hadAllowOnce = false
-            for submission in submissions {
-                let event = submission.event
-                do {
-                    let decoded = try decoder.decode(EventSubmission.self, from: encoder.encode(submission))
-                    if decoded.event != event { tally.refused.append("\(submission.deviceId) \(event): read as \(decoded.event)") }
-                } catch {
-                    tally.refused.append("\(submission.deviceId) \(event): \(error)")
-                }
-                let before = state
-                let effects: [Effect]
-                do {
-                    effects = try state.apply(event)
-                } catch {
-                    tally.rejected.append("\(submission.deviceId) \(event): \(error)")
-                    continue
-                }
-                if case .promptResponded = event { tally.answers += 1 }
-                if effects.contains(where: { if case .sessionChanged = $0 { true } else { false } }) {
-                    tally.sessionChanges += 1
-                }
-                if event.type != .authorizationRequested && event.type != .alwaysEventOccurred
-                    && effects.contains(where: { if case .promptShown = $0 { true } else { false } }) {
-                    tally.sessionPrompts += 1
-                }
-                if case .appStateChanged(.foreground, _, _) = event, hadAllowOnce, effects.contains(.promptShown(.whenInUse)) {
-                    tally.reasked += 1
-                }
-                if state.temporary { hadAllowOnce = true }
-                if case .serviceSessionChanged(let change) = event, change.action == .started,
-                   before.sessionState.sessions[change.session]?.resumable == true,
-                   effects.contains(.sessionChanged(session: change.session, active: true)) {
-                    tally.retakes += 1
-                }
-                if effects.contains(where: { if case .failed(.missingBackgroundMode, _) = $0 { true } else { false } }) {
-                    tally.missingBackgroundMode += 1
-                }
-                if effects.contains(.noEffect(.sessionsUnsupported)) { tally.sessionsUnsupported += 1 }
-                if case .diagnosticObserved = event {
-                    if effects == [.noEffect(.deliveryOnly)] { tally.deliveryOnly += 1 }
-                    if effects.contains(where: { if case .answerInferred = $0 { true } else { false } }) {
-                        tally.answeredByDiagnostics += 1
-                    }
-                }
-            }
-            if state.status == .authorizedAlways
-                && state.sessionState.sessions.values.contains(where: { $0.requirement == .always && $0.active }) {
-                tally.endingInEffectiveAlways += 1
-            }
-        }
-        return tally
-    }
-
     @Test("Devices that all use the iOS 18 APIs: none rejected or refused, and sessions, V2 and V3 prompts, re-takes, Always sessions, background modes and delivery diagnostics all occur")
     func sessionPaths() {
-        let tally = Self.tally(PopulationSimulator(seed: 2024, modernShare: 1), devices: 0..<300)
+        let tally = PopulationTally.replay(PopulationSimulator(seed: 2024, modernShare: 1), devices: 0..<300)
         #expect(tally.rejected.isEmpty, "\(tally.rejected.prefix(5))")
         #expect(tally.refused.isEmpty, "\(tally.refused.prefix(5))")
         #expect(tally.modernDevices == 300)
@@ -121,7 +27,7 @@ struct PopulationSimulatorSessionTests {
 
     @Test("Reported as observations only: no answer is sent, and the answers a delegate cannot see come from session diagnostics (V4)")
     func observationsOnly() {
-        let tally = Self.tally(PopulationSimulator(seed: 2024, observationsOnly: true, modernShare: 1), devices: 0..<300)
+        let tally = PopulationTally.replay(PopulationSimulator(seed: 2024, observationsOnly: true, modernShare: 1), devices: 0..<300)
         #expect(tally.rejected.isEmpty, "\(tally.rejected.prefix(5))")
         #expect(tally.refused.isEmpty, "\(tally.refused.prefix(5))")
         #expect(tally.answers == 0)
@@ -156,7 +62,7 @@ struct PopulationSimulatorSessionTests {
         let ratio = Double(mixedEvents) / Double(legacyEvents)
         #expect(ratio > 0.95 && ratio < 1.3, "\(mixedEvents) events against \(legacyEvents) without the iOS 18 share")
         for observationsOnly in [false, true] {
-            let tally = Self.tally(PopulationSimulator(seed: 77, observationsOnly: observationsOnly), devices: devices)
+            let tally = PopulationTally.replay(PopulationSimulator(seed: 77, observationsOnly: observationsOnly), devices: devices)
             #expect(tally.rejected.isEmpty && tally.refused.isEmpty, "\(tally.rejected.prefix(3)) \(tally.refused.prefix(3))")
             #expect(tally.modernDevices == modern)
         }
