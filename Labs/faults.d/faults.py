@@ -10,10 +10,16 @@ Phases:
            lost / duplicates / errors by code.
   coherence  an append through one server, its gate read through the other, while the LISTEN
            connections are terminated every 300 ms: convergence p50 / p99.
+  erasure  people erased with DELETE /v1/users/{u} under a steady ingest of others, a fault
+           injected as soon as each 202 arrives (kill -9 of the server that answered, a crash
+           restart of PostgreSQL, kill -9 of every server), one person still appending while
+           erased; then every erasure must reach `done` and nothing of a person from before
+           the erasure may remain: seconds from 202 to done, rows left, half streams.
   overload a server with one database connection under 200 concurrent cache-missing gate
            reads: answers by code and latency.
 """
 import argparse
+import datetime
 import http.client
 import json
 import os
@@ -252,6 +258,212 @@ def coherence_phase(args, key, ports):
             "over1s": sum(1 for value in latencies if value > 1000), "neverConverged": stale}
 
 
+def seconds_between(start, end):
+    """Seconds from one RFC 3339 time of an answer to another."""
+    def parse(text):
+        return datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return round((parse(end) - parse(start)).total_seconds(), 3)
+
+
+ERASURE_FAULTS = ["kill -9 of the answering server", "PostgreSQL crash restart", "kill -9 of every server"]
+
+
+def erasure_phase(args, servers, key, ports):
+    """An acknowledged erasure is never undone by a crash. The 202 of DELETE /v1/users/{u} comes
+    once the erasure's record and work row are committed; phase 1 (the person's rows deleted)
+    and phase 2 (every live server acknowledges) happen later in the servers' workers. So a fault
+    right after the 202 (before phase 1 as a rule, sometimes between the phases) must neither
+    lose the erasure nor leave it pending: each erasure must become `done`, and nothing of the
+    person stored before it may remain. The last persons keep receiving appends from a client
+    thread while they are erased: those appends are wholly before the erasure (and erased) or
+    wholly after it (and kept, as new devices from version 1), never half. Bystanders append
+    throughout; none of theirs may be lost."""
+    count, racers = (4, 1) if args.short else (6, 2)
+    run = uuid.uuid4().hex[:12]
+    stop = threading.Event()
+    lock = threading.Lock()
+    errors = {}
+    bystanders = set()  # acknowledged bystander event ids
+    threads = []
+
+    def send(method, port, path, body=None):
+        """(status, answer); every answer but a success is counted by code, status 0 when the
+        connection failed."""
+        try:
+            status, answer = request(method, port, path, key, body)
+        except (OSError, http.client.HTTPException) as error:
+            status, answer, outcome = 0, {}, f"connection {type(error).__name__}"
+        else:
+            outcome = None if status < 300 else classify(status, answer)
+        if outcome:
+            with lock:
+                errors[outcome] = errors.get(outcome, 0) + 1
+        return status, answer
+
+    def bystander(number):
+        index = 0
+        while not stop.is_set():
+            body = {"events": [event(f"bystander-{run}-{number}", f"d{number}-{index // 20}", index)]}
+            status, _ = send("POST", ports[index % 2], "/v1/events", body)
+            if status == 200:
+                with lock:
+                    bystanders.add(body["events"][0]["id"])
+            index += 1
+            time.sleep(0.01 if status == 200 else 0.05)
+
+    def racer(person):
+        index = 0
+        while not stop.is_set():
+            body = {"events": [event(person["user"], person["devices"][index % len(person["devices"])], index)]}
+            status, _ = send("POST", ports[index % 2], "/v1/events", body)
+            if status == 200:
+                with lock:
+                    person["acknowledged"][body["events"][0]["id"]] = time.monotonic()
+            index += 1
+            time.sleep(0.005 if status == 200 else 0.05)
+
+    def populate(person, port):
+        """The person's devices and events in one batch, sent again (same ids) until stored."""
+        events = [event(person["user"], person["devices"][index % len(person["devices"])], index)
+                  for index in range(random.randint(50, 200))]
+        deadline = time.monotonic() + 30
+        while send("POST", port, "/v1/events", {"events": events})[0] != 200:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the events of {person['user']} were never stored")
+            time.sleep(0.1)
+        acknowledged = time.monotonic()
+        with lock:
+            person["acknowledged"].update((item["id"], acknowledged) for item in events)
+        return len(events)
+
+    def erase(user, port):
+        """(when the accepted request was sent, the erasure's id, attempts); the id is None
+        when no attempt was accepted within 30 s."""
+        deadline, attempts = time.monotonic() + 30, 0
+        while time.monotonic() < deadline:
+            attempts += 1
+            sent = time.monotonic()
+            status, answer = send("DELETE", port, f"/v1/users/{user}")
+            if status == 202:
+                return sent, answer["id"], attempts
+            time.sleep(0.1)
+        return None, None, attempts
+
+    def inject(kind, port):
+        started = time.monotonic()
+        if kind == "kill -9 of the answering server":
+            servers.kill(port)
+            servers.start(port)
+        elif kind == "PostgreSQL crash restart":
+            pg_restart(args)
+        else:
+            for each in ports:
+                servers.kill(each)
+            for each in ports:
+                servers.start(each)
+        return time.monotonic() - started
+
+    threads += [threading.Thread(target=bystander, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    persons, faults, records = [], {}, {}
+    try:
+        for number in range(count):
+            user = f"erase-{uuid.uuid4().hex}"
+            person = {"user": user, "devices": [f"{user}-d{n}" for n in range(random.randint(2, 4))], "acknowledged": {},
+                      "racing": number >= count - racers, "fault": ERASURE_FAULTS[number % len(ERASURE_FAULTS)]}
+            port = ports[number % 2]
+            person["stored"] = populate(person, port)
+            if person["racing"]:
+                thread = threading.Thread(target=racer, args=(person,))
+                threads.append(thread)
+                thread.start()
+                deadline = time.monotonic() + 2
+                while len(person["acknowledged"]) < person["stored"] + 5 and time.monotonic() < deadline:
+                    time.sleep(0.02)
+            person["sent"], person["id"], person["attempts"] = erase(user, port)
+            persons.append(person)
+            if person["id"]:
+                person["faultAt"] = time.time()
+                took = inject(person["fault"], port)
+                faults[person["fault"]] = faults.get(person["fault"], 0) + 1
+                print(f"  fault: {person['fault']} after erasure {number + 1} ({took:.1f} s)", flush=True)
+        # Servers are up again (each fault restarted what it killed); the erasures must finish.
+        waiting = [person["id"] for person in persons if person["id"]]
+        deadline, index = time.monotonic() + 30, 0
+        while waiting and time.monotonic() < deadline:
+            for identifier in list(waiting):
+                status, answer = send("GET", ports[index % 2], f"/v1/erasures/{identifier}")
+                index += 1
+                if status == 200 and answer.get("status") == "done":
+                    records[identifier] = answer
+                    waiting.remove(identifier)
+            if waiting:
+                time.sleep(0.1)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+
+    entries = []
+    for person in persons:
+        user, identifier = person["user"], person["id"]
+        entry = {"id": identifier, "fault": person["fault"] if identifier else None, "racing": person["racing"],
+                 "devices": len(person["devices"]), "deleteAttempts": person["attempts"]}
+        entries.append(entry)
+        if not identifier:
+            continue
+        before = {event_id for event_id, at in person["acknowledged"].items() if at < person["sent"]}
+        stored = set(psql(args, f"SELECT event_id FROM events WHERE user_id = '{user}'").split())
+        row = psql(args, f"""
+            WITH kept AS (SELECT device_id, count(DISTINCT version) AS n, min(version) AS lo, max(version) AS hi
+                          FROM events WHERE user_id = '{user}' GROUP BY device_id),
+                 s AS (SELECT device_id, version FROM streams WHERE user_id = '{user}'),
+                 d AS (SELECT device_id, version FROM device_states WHERE user_id = '{user}')
+            SELECT (SELECT count(*) FROM s), (SELECT count(*) FROM d),
+                   (SELECT count(*) FROM stream_snapshots WHERE user_id = '{user}'),
+                   (SELECT count(*) FROM kept FULL JOIN s USING (device_id) FULL JOIN d USING (device_id)
+                    WHERE kept.lo IS DISTINCT FROM 1 OR kept.hi IS DISTINCT FROM kept.n
+                       OR s.version IS DISTINCT FROM kept.hi OR d.version IS DISTINCT FROM kept.hi),
+                   coalesce((SELECT extract(epoch FROM erased_at)::text FROM erasures WHERE id = '{identifier}'), '')
+            """).strip()
+        streams, states, snapshots, half, erased_at = row.split("|")
+        # Of a person who stopped appending, every row left survived the erasure. Of a racing
+        # person: the events acknowledged before the DELETE was sent; what they kept must be
+        # whole streams (versions 1..n, with the stream and the device state at n), which
+        # `half` counts otherwise.
+        if person["racing"]:
+            survived = len(before & stored) + int(snapshots)
+        else:
+            survived = len(stored) + int(streams) + int(states) + int(snapshots)
+        record = records.get(identifier)
+        entry.update({
+            "eventsBefore": len(before), "done": record is not None,
+            "secondsToDone": seconds_between(record["requestedAt"], record["completedAt"]) if record else None,
+            "phase1BeforeFault": float(erased_at) < person["faultAt"] if erased_at else None,
+            "recordEvents": record["events"] if record else None, "recordDevices": record["devices"] if record else None,
+            "keptAfter": len(stored - before) if person["racing"] else 0,
+            "survived": survived, "halfStreams": int(half),
+        })
+        if record:
+            expected = (record["events"] == len(before) and record["devices"] == len(person["devices"])
+                        if not person["racing"] else record["events"] >= len(before))
+            entry["recordMismatch"] = not expected
+    stored = set(psql(args, f"SELECT event_id FROM events WHERE user_id LIKE 'bystander-{run}-%'").split())
+    timings = [entry["secondsToDone"] for entry in entries if entry.get("secondsToDone") is not None]
+    return {
+        "persons": count, "racing": racers, "faults": faults, "erasures": entries,
+        "neverAccepted": sum(1 for entry in entries if not entry["id"]),
+        "notDone": sum(1 for entry in entries if entry["id"] and not entry["done"]),
+        "secondsToDoneP50": percentile(timings, 0.5), "secondsToDoneMax": max(timings) if timings else None,
+        "survived": sum(entry.get("survived", 0) for entry in entries),
+        "halfStreams": sum(entry.get("halfStreams", 0) for entry in entries),
+        "recordMismatches": sum(1 for entry in entries if entry.get("recordMismatch")),
+        "bystandersAcknowledged": len(bystanders), "bystandersLost": len(bystanders - stored),
+        "errorsByCode": errors, "http500": sum(n for outcome, n in errors.items() if outcome.startswith("HTTP 500")),
+    }
+
+
 def overload_phase(args, servers, key, port):
     servers.start(port, "--pool-size", "1", *args.overload_args.split())
     duration = 5 if args.short else 10
@@ -311,6 +523,9 @@ def main():
         print("coherence with the LISTEN connections cut", flush=True)
         results["coherence"] = coherence_phase(args, key, ports)
         print(json.dumps(results["coherence"], indent=2), flush=True)
+        print("erasure with a fault after each 202", flush=True)
+        results["erasure"] = erasure_phase(args, servers, key, ports)
+        print(json.dumps(results["erasure"], indent=2), flush=True)
         print("overload: one connection, 200 clients", flush=True)
         results["overload"] = overload_phase(args, servers, key, args.http_port + 2)
         print(json.dumps(results["overload"], indent=2), flush=True)
@@ -319,20 +534,32 @@ def main():
         with open(args.results, "w") as handle:
             json.dump(results, handle, indent=2, sort_keys=True)
     failures = []
-    ingest, coherence, overload = results["ingest"], results["coherence"], results["overload"]
+    ingest, coherence, erasure, overload = results["ingest"], results["coherence"], results["erasure"], results["overload"]
     if ingest["lost"]:
         failures.append(f"{ingest['lost']} acknowledged events lost")
     if ingest["storedNotSent"]:
         failures.append(f"{ingest['storedNotSent']} stored events nobody sent")
-    if ingest["http500"] or any(key.startswith("HTTP 500") for key in overload["answers"]):
+    if ingest["http500"] or erasure["http500"] or any(key.startswith("HTTP 500") for key in overload["answers"]):
         failures.append("HTTP 500 seen")
     if ingest["neverAcknowledged"]:
         failures.append(f"{ingest['neverAcknowledged']} events never acknowledged after the faults")
     if coherence["neverConverged"] or (coherence["p99ms"] or 0) > 1000:
         failures.append(f"coherence p99 {coherence['p99ms']} ms, {coherence['neverConverged']} never converged")
+    if erasure["neverAccepted"] or erasure["notDone"]:
+        failures.append(f"{erasure['neverAccepted']} erasures never accepted, {erasure['notDone']} never done")
+    if erasure["survived"] or erasure["halfStreams"]:
+        failures.append(f"{erasure['survived']} rows of erased persons survived, {erasure['halfStreams']} half streams")
+    if erasure["recordMismatches"]:
+        failures.append(f"{erasure['recordMismatches']} erasure records with wrong counts")
+    if erasure["bystandersLost"]:
+        failures.append(f"{erasure['bystandersLost']} acknowledged bystander events lost during erasures")
     print(f"{ingest['acknowledged']} acknowledged, {ingest['lost']} lost; faults {ingest['faults']}; "
           f"convergence p50 {coherence['p50ms']:.1f} ms p99 {coherence['p99ms']:.1f} ms; "
           f"overload p99 {overload['p99ms']:.0f} ms {overload['answers']}", flush=True)
+    done = sum(1 for entry in erasure["erasures"] if entry.get("done"))
+    print(f"{done}/{len(erasure['erasures'])} erasures done, 202 to done p50 {erasure['secondsToDoneP50']} s "
+          f"max {erasure['secondsToDoneMax']} s; faults {erasure['faults']}; {erasure['survived']} erased rows survived, "
+          f"{erasure['halfStreams']} half streams", flush=True)
     if failures:
         print("FAILED: " + "; ".join(failures), flush=True)
         raise SystemExit(1)
