@@ -22,10 +22,10 @@ extension GateService {
             let archived = try await database { try await auditStore.archivedSnapshot(key) }
             if let archived {
                 if let version, version < archived.version {
-                    throw ServiceError(.notFound, "versions 1-\(archived.version) of the stream are archived: the earliest state kept is at version \(archived.version)")
+                    throw ServiceError(.notFound, "versions 1-\(archived.version) of the stream are no longer in the log (archived, or past the app's retention): the earliest state kept is at version \(archived.version)")
                 }
                 if let asOf, asOf < archived.lastOccurredAt {
-                    throw ServiceError(.notFound, "the stream's events before \(RFC3339.string(from: archived.lastOccurredAt)) are archived")
+                    throw ServiceError(.notFound, "the stream's events before \(RFC3339.string(from: archived.lastOccurredAt)) are no longer in the log (archived, or past the app's retention)")
                 }
             }
             let first = archived?.version ?? 0
