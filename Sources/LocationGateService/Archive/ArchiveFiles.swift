@@ -90,6 +90,17 @@ public struct ArchiveFiles: Sendable {
     public func upgrade(file: String?) async throws -> [UpgradeReport] {
         let logger = self.logger
         return try await pool.withConnection { connection in
+            // As an archive does: erasures wait meanwhile, so that none deletes a person's key
+            // between the check that the person exists and the sealing of their lines (which
+            // would create a new key and keep them readable).
+            try connection.query("SET lock_timeout = '90s'")
+            do {
+                try connection.query("SELECT pg_advisory_lock(\(EventArchive.runLockKey))")
+            } catch let error as PostgresError where error.sqlState == "55P03" {
+                throw EventArchive.ArchiveError.busy
+            }
+            try connection.query("RESET lock_timeout")
+            defer { _ = try? connection.query("SELECT pg_advisory_unlock(\(EventArchive.runLockKey))") }
             let files: [String]
             if let file {
                 files = [file]
