@@ -44,6 +44,8 @@ public final class GateService: Sendable {
 
     let eventsAppended = Counter(label: "locgate_events_appended_total")
     let erasuresPerformed = Counter(label: "locgate_erasures_performed_total")
+    /// Wakes the erasure worker (`ErasureWorker`).
+    let erasureSignal = ErasureSignal()
     /// This process among the servers of the database (`server_processes`): erasures are done
     /// once every live one has acknowledged them.
     public let processID = UUID()

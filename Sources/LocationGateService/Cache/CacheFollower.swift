@@ -77,6 +77,8 @@ public final class CacheFollower: Service, Sendable {
         service.features.invalidateAll()
         service.keys.invalidateAll()
         service.changes.publishResync()
+        // Notifications may have been missed: the erasure worker looks now.
+        service.erasureSignal.raise()
         // Every erasure so far is forgotten here now: say so, for phase 2 of erasure.
         let service = self.service
         let logger = self.logger
@@ -96,6 +98,9 @@ public final class CacheFollower: Service, Sendable {
             }
             service.changes.publish(changes)
         case GateService.erasureChannel:
+            // Work for the erasure worker: a request ("work"), or a phase 1 done elsewhere
+            // whose completion it checks.
+            service.erasureSignal.raise()
             // Phase 2 of an erasure: forget its devices here, then acknowledge.
             guard let id = UUID(uuidString: notification.payload) else { return }
             let service = self.service

@@ -57,6 +57,7 @@ extension GateService {
                 try connection.query("INSERT INTO erasures (id, app_id, status) VALUES (\(id), \(appID), 'pending')")
                 try connection.query("INSERT INTO erasure_work (erasure_id, app_id, user_id) VALUES (\(id), \(appID), \(userID))")
                 try connection.query("SELECT pg_notify(\(Self.erasureChannel), \("work"))")
+                self.erasureSignal.raise()
                 return try Self.erasureRecord(appID: appID, id: id, on: connection) ?? ErasureRecord(
                     id: id, status: "pending", requestedAt: RFC3339.string(from: Date()), completedAt: nil, events: 0, devices: 0)
             }
@@ -229,6 +230,12 @@ extension GateService {
             """)
     }
 
+    /// Whether any erasure is still pending (performed or not): the worker keeps looking while
+    /// one is.
+    func erasuresUnderWay() async throws -> Bool {
+        try await pool.query("SELECT EXISTS (SELECT 1 FROM erasures WHERE status = 'pending')").first?.decode(0, as: Bool.self) ?? false
+    }
+
     /// Gathers statistics again, so that none keeps a sampled erased id.
     func analyzeAfterErasures() async throws {
         try await pool.query("SELECT locgate_analyze_after_erasure()")
@@ -257,11 +264,17 @@ extension RollupCounts {
 /// Every server's part of erasure: it records that the process is alive, performs the erasures
 /// requested (phase 1, whichever process gets there first), and marks done those every live
 /// process has acknowledged (phase 2); after erasures it gathers statistics again.
+///
+/// It looks for work every `interval` while it has been woken (`ErasureSignal`: a request, a
+/// notification, a resync) or an erasure is under way, and otherwise only every `idleCheck`:
+/// an idle server costs the database one heartbeat a second, not four queries.
 public struct ErasureWorker: Service {
     let service: GateService
     let logger: Logger
-    /// How often it looks for work; an erasure is done within a few of these.
+    /// How often it looks for work while there is some; an erasure is done within a few of these.
     let interval: Duration
+    /// How often an idle worker looks anyway (a notification lost with its connection).
+    static let idleCheck: Duration = .seconds(5)
 
     public init(service: GateService, logger: Logger, interval: Duration = .milliseconds(250)) {
         self.service = service
@@ -272,6 +285,8 @@ public struct ErasureWorker: Service {
     public func run() async throws {
         await cancelWhenGracefulShutdown {
             var lastHeartbeat = ContinuousClock.now - .seconds(10)
+            var lastCheck = ContinuousClock.now - Self.idleCheck
+            var underWay = true
             var first = true
             while !Task.isCancelled {
                 do {
@@ -281,9 +296,14 @@ public struct ErasureWorker: Service {
                         first = false
                         lastHeartbeat = .now
                     }
-                    while try await service.performNextErasure() {}
-                    if try await service.completeErasures() > 0 {
-                        try await service.analyzeAfterErasures()
+                    let woken = service.erasureSignal.take()
+                    if woken || underWay || ContinuousClock.now - lastCheck >= Self.idleCheck {
+                        lastCheck = .now
+                        while try await service.performNextErasure() {}
+                        if try await service.completeErasures() > 0 {
+                            try await service.analyzeAfterErasures()
+                        }
+                        underWay = try await service.erasuresUnderWay()
                     }
                 } catch where Task.isCancelled {
                     break
