@@ -93,27 +93,25 @@ public struct ArchiveFiles: Sendable {
             // As an archive does: erasures wait meanwhile, so that none deletes a person's key
             // between the check that the person exists and the sealing of their lines (which
             // would create a new key and keep them readable).
-            try connection.query("SET lock_timeout = '90s'")
-            do {
-                try connection.query("SELECT pg_advisory_lock(\(EventArchive.runLockKey))")
-            } catch let error as PostgresError where error.sqlState == "55P03" {
-                throw EventArchive.ArchiveError.busy
+            try EventArchive.holdingRunLock(on: connection) {
+                try Self.upgrade(file: file, logger: logger, on: connection)
             }
-            try connection.query("RESET lock_timeout")
-            defer { _ = try? connection.query("SELECT pg_advisory_unlock(\(EventArchive.runLockKey))") }
-            let files: [String]
-            if let file {
-                files = [file]
-            } else {
-                files = try connection.query(
-                    "SELECT file FROM event_archives WHERE kind = 'archive' AND format = 1 AND file IS NOT NULL ORDER BY id"
-                ).map { try $0.decode(0) }
-            }
-            return try files.map { file in
-                let report = try Self.upgrade(file, on: connection)
-                logger.info("archive upgraded", metadata: ["file": "\(file)", "events": "\(report.events)", "dropped": "\(report.dropped)"])
-                return report
-            }
+        }
+    }
+
+    static func upgrade(file: String?, logger: Logger, on connection: PostgresConnection) throws -> [UpgradeReport] {
+        let files: [String]
+        if let file {
+            files = [file]
+        } else {
+            files = try connection.query(
+                "SELECT file FROM event_archives WHERE kind = 'archive' AND format = 1 AND file IS NOT NULL ORDER BY id"
+            ).map { try $0.decode(0) }
+        }
+        return try files.map { file in
+            let report = try Self.upgrade(file, on: connection)
+            logger.info("archive upgraded", metadata: ["file": "\(file)", "events": "\(report.events)", "dropped": "\(report.dropped)"])
+            return report
         }
     }
 

@@ -65,18 +65,32 @@ public struct EventArchive: Sendable {
         try await AnalyticsRollup(pool: pool, logger: logger).catchUp(waitForInFlightCommits: true, patience: .seconds(60))
         let logger = self.logger
         return try await pool.withConnection { connection in
-            // Erasures and retention runs hold it shared for a moment (a retention run for up
-            // to a minute): wait for them, but not for another archive.
-            try connection.query("SET lock_timeout = '90s'")
-            do {
-                try connection.query("SELECT pg_advisory_lock(\(Self.runLockKey))")
-            } catch let error as PostgresError where error.sqlState == "55P03" {
-                throw ArchiveError.busy
+            try Self.holdingRunLock(on: connection) {
+                try Self.archive(before: before, into: directory, pageSize: pageSize, logger: logger, on: connection)
             }
-            try connection.query("RESET lock_timeout")
-            defer { _ = try? connection.query("SELECT pg_advisory_unlock(\(Self.runLockKey))") }
-            return try Self.archive(before: before, into: directory, pageSize: pageSize, logger: logger, on: connection)
         }
+    }
+
+    /// Runs `body` holding the archive lock (`runLockKey`) for the session. Erasures and
+    /// retention runs hold it shared for a moment (a retention run for up to a minute): it
+    /// waits for them, up to 90 s, and then gives up as for another archive (`busy`).
+    static func holdingRunLock<T>(on connection: PostgresConnection, _ body: () throws -> T) throws -> T {
+        try connection.query("SET lock_timeout = '90s'")
+        var locked = false
+        var failure: (any Error)?
+        do {
+            try connection.query("SELECT pg_advisory_lock(\(runLockKey))")
+            locked = true
+        } catch {
+            failure = error
+        }
+        _ = try? connection.query("RESET lock_timeout")
+        guard locked else {
+            if let error = failure as? PostgresError, error.sqlState == "55P03" { throw ArchiveError.busy }
+            throw failure ?? ArchiveError.busy
+        }
+        defer { _ = try? connection.query("SELECT pg_advisory_unlock(\(runLockKey))") }
+        return try body()
     }
 
     static func archive(
