@@ -48,7 +48,7 @@ public struct ArchiveFiles: Sendable {
                 if format == 1 {
                     for line in page {
                         guard ArchiveRecord(plainLine: line) != nil else { throw ArchiveFileError.malformed("\(file): \(line.prefix(40))…") }
-                        try writer.write(line + "\n")
+                        try writer.write(String(line) + "\n")
                         report.events += 1
                     }
                     return
@@ -69,7 +69,7 @@ public struct ArchiveFiles: Sendable {
                 }
                 try writer.write(text)
             }
-            try writer.finish()
+            _ = try writer.finish()
             return report
         }
     }
@@ -120,46 +120,57 @@ public struct ArchiveFiles: Sendable {
         var lines = try ArchiveLines(path: file)
         let format = try Self.format(of: lines.next(), file: file)
         var report = UpgradeReport(file: file)
-        if format == 1 {
-            let temporary = file + ".upgrading"
-            let writer = try ArchiveWriter(path: temporary)
-            var keys = ArchiveKeys()
-            do {
-                try writer.write(ArchiveRecord.sealedHeader)
-                try pages(of: &lines, file: file) { page in
-                    let records = try page.map { line in
-                        guard let record = ArchiveRecord(plainLine: line) else { throw ArchiveFileError.malformed("\(file): \(line.prefix(40))…") }
-                        return record
-                    }
-                    let kept = try Self.unerased(records, on: connection)
-                    let found = try keys.ensure(Set(records.filter { kept.contains($0.stream) }.map(\.person)), on: connection)
-                    var text = ""
-                    for record in records {
-                        guard kept.contains(record.stream), let key = found[record.person] else {
-                            report.dropped += 1
-                            continue
-                        }
-                        text += try record.sealedLine(with: key)
-                        report.events += 1
-                    }
-                    try writer.write(text)
-                }
-                try writer.finish()
-            } catch {
-                try? FileManager.default.removeItem(atPath: temporary)
-                throw error
-            }
-            guard rename(temporary, file) == 0 else { throw ArchiveFileError.unreadable("cannot rename \(temporary) to \(file)") }
-            try EventArchive.synchronizeDirectory((file as NSString).deletingLastPathComponent.isEmpty ? "." : (file as NSString).deletingLastPathComponent)
+        guard format == 1 else {
+            // Already sealed (an upgrade that stopped after its rename): only its record moves.
+            return try record(report, sha256: before.sha256, bytes: before.bytes, replacing: before.sha256, on: connection)
         }
-        // A file already sealed (an upgrade that stopped after its rename) only updates its record.
-        let after = try digest(of: file)
-        report.sha256 = after.sha256
-        report.bytes = after.bytes
+        let temporary = file + ".upgrading"
+        let writer = try ArchiveWriter(path: temporary)
+        var keys = ArchiveKeys()
+        let sha256: String
+        do {
+            try writer.write(ArchiveRecord.sealedHeader)
+            try pages(of: &lines, file: file) { page in
+                let records = try page.map { line in
+                    guard let record = ArchiveRecord(plainLine: line) else { throw ArchiveFileError.malformed("\(file): \(line.prefix(40))…") }
+                    return record
+                }
+                let kept = try Self.unerased(records, on: connection)
+                let found = try keys.ensure(Set(records.filter { kept.contains($0.stream) }.map(\.person)), on: connection)
+                var text = ""
+                for record in records {
+                    guard kept.contains(record.stream), let key = found[record.person] else {
+                        report.dropped += 1
+                        continue
+                    }
+                    text += try record.sealedLine(with: key)
+                    report.events += 1
+                }
+                try writer.write(text)
+            }
+            sha256 = try writer.finish()
+        } catch {
+            writer.abandon()
+            try? FileManager.default.removeItem(atPath: temporary)
+            throw error
+        }
+        guard rename(temporary, file) == 0 else { throw ArchiveFileError.unreadable("cannot rename \(temporary) to \(file)") }
+        try EventArchive.synchronizeDirectory((file as NSString).deletingLastPathComponent.isEmpty ? "." : (file as NSString).deletingLastPathComponent)
+        return try record(report, sha256: sha256, bytes: writer.bytes, replacing: before.sha256, on: connection)
+    }
+
+    /// The archive's record takes the sealed file's checksum: the record of the plain file
+    /// (found by its checksum, or by its path while still plain).
+    static func record(
+        _ report: UpgradeReport, sha256: String, bytes: Int, replacing plain: String, on connection: PostgresConnection
+    ) throws -> UpgradeReport {
+        var report = report
+        report.sha256 = sha256
+        report.bytes = bytes
         let updated = try connection.query(
             """
-            UPDATE event_archives SET format = 2, sha256 = \(after.sha256), bytes = \(Int64(after.bytes))
-            WHERE kind = 'archive' AND (sha256 = \(before.sha256) OR (file = \(file) AND format = 1))
+            UPDATE event_archives SET format = 2, sha256 = \(sha256), bytes = \(Int64(bytes))
+            WHERE kind = 'archive' AND (sha256 = \(plain) OR (file = \(report.file) AND format = 1))
             RETURNING id
             """)
         report.recorded = updated.count > 0
@@ -216,7 +227,7 @@ public struct ArchiveFiles: Sendable {
             hasher.update(data: data)
             bytes += data.count
         }
-        return (hasher.finalize().map { String(format: "%02x", $0) }.joined(), bytes)
+        return (ArchiveWriter.hex(hasher.finalize()), bytes)
     }
 }
 
@@ -259,10 +270,13 @@ struct ArchiveLines {
     }
 }
 
-/// A new owner-only file, written and then synced.
+/// A new owner-only file (every tenant's events: 0600 from its creation), its SHA-256 and size
+/// counted as it is written, then synced.
 final class ArchiveWriter {
-    let handle: FileHandle
-    let path: String
+    private let handle: FileHandle
+    private var hasher = SHA256()
+    private var closed = false
+    private(set) var bytes = 0
 
     init(path: String) throws {
         guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]),
@@ -270,19 +284,31 @@ final class ArchiveWriter {
             throw ArchiveFileError.unreadable("cannot create \(path)")
         }
         self.handle = handle
-        self.path = path
     }
 
     func write(_ text: String) throws {
-        try handle.write(contentsOf: Data(text.utf8))
+        let data = Data(text.utf8)
+        hasher.update(data: data)
+        bytes += data.count
+        try handle.write(contentsOf: data)
     }
 
-    func write(_ text: Substring) throws {
-        try handle.write(contentsOf: Data(text.utf8))
-    }
-
-    func finish() throws {
+    /// Syncs and closes the file; its SHA-256 in hex.
+    func finish() throws -> String {
         try handle.synchronize()
+        closed = true
         try handle.close()
+        return Self.hex(hasher.finalize())
+    }
+
+    /// Closes the file without syncing it, unless `finish` did (a write that failed).
+    func abandon() {
+        guard !closed else { return }
+        closed = true
+        try? handle.close()
+    }
+
+    static func hex(_ digest: SHA256.Digest) -> String {
+        digest.map { String(format: "%02x", $0) }.joined()
     }
 }

@@ -27,37 +27,6 @@ struct ArchiveRecord: Sendable, Equatable {
     var occurredAt: String
     var recordedAt: String
 
-    init(_ event: RecordedEvent) {
-        position = event.logPosition.position
-        transactionID = String(event.logPosition.transactionID)
-        appID = event.stream.appID
-        userID = event.stream.userID
-        deviceID = event.stream.deviceID
-        version = event.version
-        eventID = event.id
-        type = event.type
-        data = event.data
-        occurredAt = PostgresTimestamp.format(event.occurredAt)
-        recordedAt = PostgresTimestamp.format(event.recordedAt)
-    }
-
-    init(
-        position: Int64, transactionID: String, appID: UUID, userID: String, deviceID: String, version: Int64, eventID: UUID,
-        type: String, data: String, occurredAt: String, recordedAt: String
-    ) {
-        self.position = position
-        self.transactionID = transactionID
-        self.appID = appID
-        self.userID = userID
-        self.deviceID = deviceID
-        self.version = version
-        self.eventID = eventID
-        self.type = type
-        self.data = data
-        self.occurredAt = occurredAt
-        self.recordedAt = recordedAt
-    }
-
     var person: ArchiveKeys.Person { ArchiveKeys.Person(appID: appID, userID: userID) }
     var stream: StreamKey { StreamKey(appID: appID, userID: userID, deviceID: deviceID) }
 
@@ -72,16 +41,6 @@ struct ArchiveRecord: Sendable, Equatable {
         [String(position), transactionID, appID.lowercasedText, Self.quoted(userID), Self.quoted(deviceID), String(version),
          eventID.lowercasedText, Self.quoted(type), Self.quoted(data), Self.quoted(occurredAt), Self.quoted(recordedAt), ""]
             .joined(separator: ",") + "\n"
-    }
-
-    /// A line of the plain format (without its newline), or nil when it is not one.
-    init?(plainLine line: Substring) {
-        guard let fields = Self.csvFields(line), fields.count == 12,
-              let position = Int64(fields[0]), let appID = UUID(uuidString: fields[2]),
-              let version = Int64(fields[5]), let eventID = UUID(uuidString: fields[6]) else { return nil }
-        self.init(
-            position: position, transactionID: fields[1], appID: appID, userID: fields[3], deviceID: fields[4], version: version,
-            eventID: eventID, type: fields[7], data: fields[8], occurredAt: fields[9], recordedAt: fields[10])
     }
 
     static func quoted(_ field: String) -> String {
@@ -203,6 +162,35 @@ struct ArchiveRecord: Sendable, Equatable {
             index += count
         }
         return fields
+    }
+}
+
+extension ArchiveRecord {
+    // The initialisers beside the memberwise one, which they would hide inside the struct.
+
+    /// An event of the log as its archive line holds it.
+    init(_ event: RecordedEvent) {
+        position = event.logPosition.position
+        transactionID = String(event.logPosition.transactionID)
+        appID = event.stream.appID
+        userID = event.stream.userID
+        deviceID = event.stream.deviceID
+        version = event.version
+        eventID = event.id
+        type = event.type
+        data = event.data
+        occurredAt = PostgresTimestamp.format(event.occurredAt)
+        recordedAt = PostgresTimestamp.format(event.recordedAt)
+    }
+
+    /// A line of the plain format (without its newline), or nil when it is not one.
+    init?(plainLine line: Substring) {
+        guard let fields = Self.csvFields(line), fields.count == 12,
+              let position = Int64(fields[0]), let appID = UUID(uuidString: fields[2]),
+              let version = Int64(fields[5]), let eventID = UUID(uuidString: fields[6]) else { return nil }
+        self.init(
+            position: position, transactionID: fields[1], appID: appID, userID: fields[3], deviceID: fields[4], version: version,
+            eventID: eventID, type: fields[7], data: fields[8], occurredAt: fields[9], recordedAt: fields[10])
     }
 }
 

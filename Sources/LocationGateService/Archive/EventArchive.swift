@@ -1,4 +1,3 @@
-import Crypto
 import EventLog
 import Foundation
 import Logging
@@ -121,29 +120,19 @@ public struct EventArchive: Sendable {
         //    from zero: those of this archive's events alone are saved.
         //    The file holds every tenant's events: owner-only (0600) from its creation.
         let path = (directory as NSString).appendingPathComponent("locgate-events-\(first.low)-\(boundary - 1).csv")
-        guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]),
-              let file = FileHandle(forWritingAtPath: path) else {
-            throw ArchiveError.file("cannot create \(path)")
-        }
+        let file: ArchiveWriter
+        do { file = try ArchiveWriter(path: path) } catch { throw ArchiveError.file("cannot create \(path)") }
         // Set once the archive may have been recorded: from then on the file is never deleted,
         // since the partitions it alone holds may be gone.
         var recorded = false
         defer {
-            try? file.close()
+            file.abandon()
             if !recorded { try? FileManager.default.removeItem(atPath: path) }
         }
         var projection = try ArchiveSnapshot.load(appID: nil, rollups: false, on: connection)
         // Every archived stream, with its latest occurredAt among these events.
         var lastOccurred: [StreamKey: Date] = [:]
-        var hasher = SHA256()
-        var bytes = 0
-        func write(_ text: String) throws {
-            let data = Data(text.utf8)
-            hasher.update(data: data)
-            bytes += data.count
-            try file.write(contentsOf: data)
-        }
-        try write(ArchiveRecord.sealedHeader)
+        try file.write(ArchiveRecord.sealedHeader)
         var position = LogPosition.start
         var events = 0
         var archiveKeys = ArchiveKeys()
@@ -158,14 +147,14 @@ public struct EventArchive: Sendable {
                 guard let key = keys[record.person] else { throw ArchiveError.file("no archive key for an event of position \(record.position)") }
                 lines += try record.sealedLine(with: key)
             }
-            try write(lines)
+            try file.write(lines)
             events += page.count
             guard let next = page.last, page.count == pageSize else { break }
             position = next.logPosition
         }
-        try file.synchronize()
+        let digest = try file.finish()
+        let bytes = file.bytes
         try Self.synchronizeDirectory(directory)
-        let digest = hasher.finalize().map { String(format: "%02x", $0) }.joined()
 
         // 3. The snapshot's rows, not yet counted: no archive row names them.
         let keys = Array(lastOccurred.keys)
