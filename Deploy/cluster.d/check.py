@@ -59,9 +59,23 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from loadclient import classify, event, percentile, request  # noqa: E402
 
 
-def psql(port, sql, database="locgate"):
+# What psql prints when the connection, not the statement, failed: HAProxy shut the session
+# (its health check missed a slow Patroni for a moment) or the node is restarting.
+CONNECTION_FAILURES = ("server closed the connection", "could not connect", "Connection refused",
+                       "the database system is starting up", "terminating connection")
+
+
+def psql(port, sql, database="locgate", seconds=30):
+    """Runs one idempotent statement, again while the connection fails, for at most `seconds`."""
     command = ["psql", "-X", "-At", "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "-d", database, "-c", sql]
-    return subprocess.run(command, check=True, capture_output=True, text=True, timeout=30).stdout.strip()
+    deadline = time.monotonic() + seconds
+    while True:
+        run = subprocess.run(command, capture_output=True, text=True, timeout=30)
+        if run.returncode == 0:
+            return run.stdout.strip()
+        if time.monotonic() > deadline or not any(text in run.stderr for text in CONNECTION_FAILURES):
+            raise subprocess.CalledProcessError(run.returncode, command, run.stdout, run.stderr)
+        time.sleep(0.2)
 
 
 def members():
