@@ -106,7 +106,11 @@ public final class CacheFollower: Service, Sendable {
             let service = self.service
             let logger = self.logger
             Task {
-                do { try await service.acknowledgeErasure(id) } catch {
+                do {
+                    try await service.acknowledgeErasure(id)
+                    // Perhaps the last acknowledgement: the worker looks whether it is done.
+                    service.erasureSignal.raise()
+                } catch {
                     logger.warning("could not acknowledge an erasure", metadata: ["error": "\(String(reflecting: error))"])
                 }
             }

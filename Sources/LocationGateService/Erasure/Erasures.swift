@@ -52,16 +52,18 @@ extension GateService {
     /// An unknown user gets the same answer; phase 1 finds nothing and the record says 0.
     public func requestErasure(appID: UUID, userID: String) async throws(ServiceError) -> ErasureRecord {
         let id = UUID()
-        return try await database {
+        let record = try await database {
             try await pool.transaction { connection in
                 try connection.query("INSERT INTO erasures (id, app_id, status) VALUES (\(id), \(appID), 'pending')")
                 try connection.query("INSERT INTO erasure_work (erasure_id, app_id, user_id) VALUES (\(id), \(appID), \(userID))")
                 try connection.query("SELECT pg_notify(\(Self.erasureChannel), \("work"))")
-                self.erasureSignal.raise()
                 return try Self.erasureRecord(appID: appID, id: id, on: connection) ?? ErasureRecord(
                     id: id, status: "pending", requestedAt: RFC3339.string(from: Date()), completedAt: nil, events: 0, devices: 0)
             }
         }
+        // After the commit: the worker wakes at once and must find the work row.
+        erasureSignal.raise()
+        return record
     }
 
     /// `GET /v1/erasures/{id}`: the record, or nil when this app has none with that id.
@@ -265,9 +267,9 @@ extension RollupCounts {
 /// requested (phase 1, whichever process gets there first), and marks done those every live
 /// process has acknowledged (phase 2); after erasures it gathers statistics again.
 ///
-/// It looks for work every `interval` while it has been woken (`ErasureSignal`: a request, a
-/// notification, a resync) or an erasure is under way, and otherwise only every `idleCheck`:
-/// an idle server costs the database one heartbeat a second, not four queries.
+/// It looks for work as soon as it is woken (`ErasureSignal`: a request, a notification, a
+/// resync), every `interval` while an erasure is under way, and otherwise only every
+/// `idleCheck`: an idle server costs the database one heartbeat a second, not four queries.
 public struct ErasureWorker: Service {
     let service: GateService
     let logger: Logger
@@ -310,7 +312,9 @@ public struct ErasureWorker: Service {
                 } catch {
                     logger.warning("erasure work failed; retrying", metadata: ["error": "\(String(reflecting: error))"])
                 }
-                try? await Task.sleep(for: interval)
+                // Until woken, or the next look: `interval` while an erasure is under way, else
+                // the next heartbeat.
+                await service.erasureSignal.wait(upTo: underWay ? interval : .seconds(1))
             }
         }
     }
