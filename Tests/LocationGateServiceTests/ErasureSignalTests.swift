@@ -33,6 +33,35 @@ struct ErasureSignalTests {
         #expect(signal.take())
     }
 
+    @Test("A late wake-up of an earlier wait (its limit, its cancellation) does not end the next one")
+    func lateWakeIsIgnored() async throws {
+        let signal = ErasureSignal()
+        _ = signal.take()
+        let first = Task { await signal.wait(upTo: .seconds(60)) }
+        #expect(try await waitUntil { signal.hasWaiter })
+        signal.raise()
+        await first.value
+        #expect(signal.take())
+        let earlier = signal.currentWait
+
+        let ended = TestLatch()
+        let second = Task {
+            await signal.wait(upTo: .seconds(60))
+            ended.raise()
+        }
+        #expect(try await waitUntil { signal.hasWaiter && signal.currentWait == earlier + 1 })
+        // What the first wait's timer would do if it fired now: the second wait stays suspended
+        // (wake is synchronous: had it resumed the waiter, there would be none now).
+        signal.wake(wait: earlier)
+        #expect(signal.hasWaiter)
+        #expect(!ended.isRaised)
+        // Its own wake-up ends it.
+        signal.wake(wait: earlier + 1)
+        #expect(try await waitUntil(timeout: .seconds(10)) { ended.isRaised })
+        await second.value
+        #expect(!signal.take())
+    }
+
     @Test("A raise while nobody waits makes the next wait return at once")
     func raiseBeforeWait() async throws {
         let signal = ErasureSignal()

@@ -6,22 +6,30 @@ import Synchronization
 /// seconds, so that idle servers do not query the database four times a second; with one, a
 /// waiting worker wakes at once, so that an erasure starts within milliseconds of its request.
 ///
-/// One waiter at a time: the process's one `ErasureWorker`.
+/// One waiter at a time: the process's one `ErasureWorker`. Each wait has a number, and a
+/// wake-up (its time limit, its task's cancellation) counts only for the wait it belongs to: a
+/// limit that fires just after a raise ended its wait must not end the next one early, or the
+/// worker would spin.
 final class ErasureSignal: Sendable {
     private struct State {
         /// Raised since the last `take()`.
         var raised = true
-        /// A wake-up (raise, time limit, cancellation) that came while nobody was waiting; the
-        /// next wait returns at once. At worst one early look, never a missed one.
-        var wakePending = false
+        /// The number of the latest wait.
+        var currentWait: UInt64 = 0
+        /// The latest wait was woken before it suspended: it returns at once.
+        var wokenBeforeSuspending = false
         var waiter: CheckedContinuation<Void, Never>?
     }
 
     private let state = Mutex(State())
 
     func raise() {
-        state.withLock { $0.raised = true }
-        wake()
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.raised = true
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume()
     }
 
     /// Whether it was raised since the last call.
@@ -35,35 +43,42 @@ final class ErasureSignal: Sendable {
     /// Whether a wait is suspended now (tests wait for it before they raise).
     var hasWaiter: Bool { state.withLock { $0.waiter != nil } }
 
+    /// The number of the latest wait (for tests of late wake-ups).
+    var currentWait: UInt64 { state.withLock { $0.currentWait } }
+
     /// Returns once the signal is raised, `limit` has passed, or the task is cancelled.
     func wait(upTo limit: Duration) async {
+        let number = state.withLock { state -> UInt64 in
+            state.currentWait &+= 1
+            state.wokenBeforeSuspending = false
+            return state.currentWait
+        }
         let timer = Task { [weak self] in
-            try? await Task.sleep(for: limit)
-            self?.wake()
+            do { try await Task.sleep(for: limit) } catch { return }
+            self?.wake(wait: number)
         }
         defer { timer.cancel() }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let resumeNow = state.withLock { state -> Bool in
-                    if state.raised || state.wakePending || Task.isCancelled {
-                        state.wakePending = false
-                        return true
-                    }
+                    if state.raised || state.wokenBeforeSuspending || Task.isCancelled { return true }
                     state.waiter = continuation
                     return false
                 }
                 if resumeNow { continuation.resume() }
             }
         } onCancel: {
-            wake()
+            wake(wait: number)
         }
     }
 
-    /// Resumes the waiter, or, when there is none yet, lets the next wait return at once.
-    private func wake() {
+    /// Ends wait `number` (its limit passed, or its task was cancelled): resumes it, or, when it
+    /// has not suspended yet, makes it return at once. Does nothing for an earlier wait.
+    func wake(wait number: UInt64) {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard number == state.currentWait else { return nil }
             guard let waiter = state.waiter else {
-                state.wakePending = true
+                state.wokenBeforeSuspending = true
                 return nil
             }
             state.waiter = nil
