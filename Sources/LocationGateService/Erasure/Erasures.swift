@@ -277,6 +277,8 @@ public struct ErasureWorker: Service {
     let interval: Duration
     /// How often an idle worker looks anyway (a notification lost with its connection).
     static let idleCheck: Duration = .seconds(5)
+    /// How often it records that this process is alive (`server_processes`).
+    static let heartbeat: Duration = .seconds(1)
 
     public init(service: GateService, logger: Logger, interval: Duration = .milliseconds(250)) {
         self.service = service
@@ -292,7 +294,7 @@ public struct ErasureWorker: Service {
             var first = true
             while !Task.isCancelled {
                 do {
-                    if ContinuousClock.now - lastHeartbeat >= .seconds(1) {
+                    if ContinuousClock.now - lastHeartbeat >= Self.heartbeat {
                         // A process that just started holds nothing erased: it counts as resynced.
                         try await service.heartbeat(resynced: first)
                         first = false
@@ -314,7 +316,7 @@ public struct ErasureWorker: Service {
                 }
                 // Until woken, or the next look: `interval` while an erasure is under way, else
                 // the next heartbeat.
-                await service.erasureSignal.wait(upTo: underWay ? interval : .seconds(1))
+                await service.erasureSignal.wait(upTo: underWay ? interval : Self.heartbeat)
             }
         }
     }
