@@ -16,7 +16,7 @@ struct AndroidScenario {
         var numbers = numbers.makeIterator()
         func next(_ bound: Int) -> Int { (numbers.next() ?? 0) % bound }
         let api = Self.levels[next(Self.levels.count)]
-        let target = [api, 28, 30, 34][next(4)]
+        let target = [api, 28, 30, 31, 34][next(5)]
         context = DeviceContext(platform: .android, apiLevel: api, targetSdk: target, declaredPermissions: Self.manifests[next(Self.manifests.count)])
         events = []
         while let number = numbers.next() { events.append(Self.event(number)) }
@@ -39,7 +39,9 @@ struct AndroidScenario {
             let setting = settings[(pick / 10) % settings.count]
             return .settingsChanged(authorization: setting, preciseLocation: setting == nil ? pick % 2 == 0 : nil)
         case 8: return pick % 3 == 0 ? .permissionsReset(.unusedApp) : .locationServicesChanged(enabled: pick % 2 == 0)
-        default: return .contextReported(DeviceContext(appVersion: "2.\(pick % 5)"))
+        default:
+            // A launch, now and then of another installation (I1).
+            return .contextReported(DeviceContext(appVersion: "2.\(pick % 5)", installID: pick % 4 == 0 ? "install-\(pick % 3)" : nil))
         }
     }
 
@@ -129,6 +131,64 @@ struct AndroidPropertyTests {
                 if before.android.backgroundBlocked && asked == [.background] {
                     #expect(prompts.isEmpty, "\(event) prompted \(prompts) while the background group is blocked")
                 }
+                // D11: a blocked precise is never asked for.
+                if before.android.preciseBlocked && before.android.foreground == .approximate && asked.contains(.fine) {
+                    #expect(prompts.isEmpty, "\(event) prompted \(prompts) while precise is blocked")
+                }
+            }
+        }
+    }
+
+    @Test("A dismissal never changes denials, blocks or grants, and only ends the prompt")
+    func dismissalChangesNothing() async {
+        await propertyCheck(count: 1000, input: scenarioInput) { numbers in
+            let scenario = AndroidScenario(numbers)
+            _ = fold(scenario.start, scenario.events) { before, event, transition in
+                let dismissed = transition.effects.contains { effect in
+                    if case .answerInferred(_, .dismissed) = effect { return true }
+                    return false
+                }
+                guard dismissed else { return }
+                #expect(transition.effects.count == 1, "\(transition.effects)")
+                var expected = before
+                expected.pendingPrompt = nil
+                expected.android.pendingRequest = []
+                #expect(transition.state == expected, "\(event)")
+            }
+        }
+    }
+
+    @Test("Gate advice never sends a device to Settings while a dialog would still appear")
+    func settingsOnlyWhenBlocked() async {
+        await propertyCheck(count: 1000, input: scenarioInput) { numbers in
+            let scenario = AndroidScenario(numbers)
+            _ = fold(scenario.start, scenario.events) { _, event, transition in
+                let state = transition.state
+                for feature in Self.features {
+                    let decision = state.decide(feature, version: 1)
+                    guard decision.action == .openSettings else { continue }
+                    // The request the advice replaces would be answered at once, with nothing shown.
+                    let asked: Set<AndroidPermission> = decision.reason == .reducedAccuracy ? [.coarse, .fine]
+                        : (state.android.foreground == .none ? [.coarse, .fine] : [.background])
+                    var probe = state
+                    probe.pendingPrompt = nil
+                    let effects = (try? probe.apply(.permissionsRequested(asked))) ?? []
+                    #expect(!effects.contains { if case .promptShown = $0 { true } else { false } }, "\(decision) after \(event)")
+                }
+            }
+        }
+    }
+
+    @Test("I1 a reinstall returns Android's permissions to the start, D1's grants aside")
+    func reinstallStarts() async {
+        await propertyCheck(count: 500, input: scenarioInput) { numbers in
+            let scenario = AndroidScenario(numbers)
+            _ = fold(scenario.start, scenario.events) { _, event, transition in
+                guard transition.effects.first == .reset(.reinstalled) else { return }
+                let android = transition.state.android
+                #expect(android.foregroundDenials == 0 && android.backgroundDenials == 0 && android.preciseDenials == 0, "\(event)")
+                #expect(!android.foregroundBlocked && !android.backgroundBlocked && !android.preciseBlocked)
+                #expect(transition.state.pendingPrompt == nil)
             }
         }
     }

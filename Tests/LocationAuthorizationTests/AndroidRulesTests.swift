@@ -22,7 +22,7 @@ func result(_ granted: Set<AndroidPermission>, denied: Set<AndroidPermission> = 
 func observed(_ granted: Set<AndroidPermission>) -> LocationEvent { .permissionsObserved(granted: granted, locationEnabled: nil) }
 let foregroundPermissions: Set<AndroidPermission> = [.coarse, .fine]
 
-@Suite("Android: D1-D10", .timeLimit(.minutes(1)))
+@Suite("Android: D1-D11", .timeLimit(.minutes(1)))
 struct AndroidRulesTests {
     @Test("D1 below API 23 (or targetSdk 23) every declared permission is granted at install")
     func d1() {
@@ -57,6 +57,22 @@ struct AndroidRulesTests {
         var older = androidDevice(api: 30)
         older.accept(request(foregroundPermissions))
         #expect(older.accept(result(foregroundPermissions)).first == .answerInferred(prompt: .foreground, choice: .whileUsing))
+        // targetSdk < 31 on API 31+: no coarse-with-fine rule and no accuracy choice.
+        var target30 = androidDevice(api: 33, target: 30)
+        #expect(target30.accept(request([.fine])) == [.promptShown(.foreground)])
+        #expect(target30.accept(result([.coarse, .fine])).first == .answerInferred(prompt: .foreground, choice: .whileUsing))
+        #expect(!Prompt.foreground.offeredChoices(in: target30.context).contains(.preciseWhileUsing))
+        // The upgrade from approximate is the ordinary dialog below targetSdk 31.
+        target30.accept(.settingsChanged(authorization: nil, preciseLocation: false))
+        #expect(target30.accept(request(foregroundPermissions)) == [.promptShown(.foreground)])
+        // allowAllTheTime is never a button of the first dialog on API 30+.
+        for api in [30, 31, 34] {
+            for target in [28, 29, 30, api] {
+                let context = DeviceContext(platform: .android, apiLevel: api, targetSdk: target)
+                #expect(!Prompt.foreground.offeredChoices(in: context).contains(.allowAllTheTime), "API \(api) targetSdk \(target)")
+            }
+        }
+        #expect(Prompt.foreground.offeredChoices(in: DeviceContext(platform: .android, apiLevel: 29, targetSdk: 28)).contains(.allowAllTheTime))
     }
 
     @Test("D3 targetSdk 30+ on API 30+ ignores background asked with foreground; API 29 shows it on the foreground dialog")
@@ -69,9 +85,21 @@ struct AndroidRulesTests {
         #expect(q.accept(result([.coarse, .fine, .background])) == [
             .answerInferred(prompt: .foreground, choice: .allowAllTheTime), .reconciled(from: .notDetermined, to: .authorizedAlways),
         ])
+        // API 29, "Allow only while using" where background was asked: a background denial.
+        var qWhile = androidDevice(api: 29)
+        qWhile.accept(request([.coarse, .fine, .background]))
+        #expect(qWhile.accept(result(foregroundPermissions, denied: [.background])).first == .answerInferred(prompt: .foreground, choice: .whileUsing))
+        #expect(qWhile.android.backgroundDenials == 1)
+        // targetSdk < 30 on API 30+: the dialog shows foreground only; background is no denial
+        // and is then asked as in D4.
+        var r = androidDevice(api: 31, target: 29)
+        #expect(r.accept(request([.coarse, .fine, .background])) == [.promptShown(.foreground)])
+        #expect(r.accept(result(foregroundPermissions, denied: [.background])).first == .answerInferred(prompt: .foreground, choice: .whileUsing))
+        #expect(r.android.backgroundDenials == 0 && r.status == .authorizedWhenInUse)
+        #expect(r.accept(request([.background])) == [.promptShown(.backgroundSettings)])
     }
 
-    @Test("D4 background alone: foreground first; the API 29 dialog; the API 30+ Settings page; targetSdk 28 gets it with foreground")
+    @Test("D4 background alone: foreground first; the API 29 dialog; the API 30+ Settings page; targetSdk 28 on API 29 offers allowAllTheTime")
     func d4() {
         var state = androidDevice(api: 34)
         #expect(state.accept(request([.background])) == [.noEffect(.foregroundFirst)])
@@ -85,9 +113,30 @@ struct AndroidRulesTests {
         #expect(q.accept(request([.background])) == [.promptShown(.backgroundDialog)])
         #expect(q.accept(result(foregroundPermissions, denied: [.background])).first == .answerInferred(prompt: .backgroundDialog, choice: .keepWhileUsing))
         #expect(q.android.backgroundDenials == 1 && q.status == .authorizedWhenInUse)
-        var legacy = androidDevice(api: 31, target: 28)
-        legacy.accept([request(foregroundPermissions), result(foregroundPermissions)])
-        #expect(legacy.status == .authorizedAlways && legacy.android.background)
+        // targetSdk 28 on API 29: background joins every foreground request, granted only when chosen.
+        var legacy = androidDevice(api: 29, target: 28)
+        #expect(legacy.accept(request(foregroundPermissions)) == [.promptShown(.foreground)])
+        #expect(legacy.android.pendingRequest == [.coarse, .fine, .background])
+        #expect(legacy.accept(result(foregroundPermissions)).first == .answerInferred(prompt: .foreground, choice: .whileUsing))
+        #expect(legacy.status == .authorizedWhenInUse && legacy.android.backgroundDenials == 0)
+        var legacyAlways = androidDevice(api: 29, target: 28)
+        legacyAlways.accept(request(foregroundPermissions))
+        #expect(legacyAlways.accept(result([.coarse, .fine, .background])).first == .answerInferred(prompt: .foreground, choice: .allowAllTheTime))
+        #expect(legacyAlways.status == .authorizedAlways)
+        // On API 30+ a legacy app's foreground grant brings no background.
+        var legacyR = androidDevice(api: 31, target: 28)
+        legacyR.accept([request(foregroundPermissions), result(foregroundPermissions)])
+        #expect(legacyR.status == .authorizedWhenInUse && !legacyR.android.background)
+        // The Settings page left without background: a denial for targetSdk 30+, none below.
+        var page = androidDevice(api: 34)
+        page.accept([request(foregroundPermissions), result(foregroundPermissions), request([.background]), result(foregroundPermissions, denied: [.background])])
+        #expect(page.android.backgroundDenials == 1)
+        var oldPage = androidDevice(api: 34, target: 29)
+        oldPage.accept([request(foregroundPermissions), result(foregroundPermissions), request([.background])])
+        #expect(oldPage.pendingPrompt == .backgroundSettings)
+        #expect(oldPage.accept(result(foregroundPermissions, denied: [.background])).first == .answerInferred(prompt: .backgroundSettings, choice: .allowWhileUsing))
+        #expect(oldPage.android.backgroundDenials == 0 && !oldPage.android.backgroundBlocked)
+        #expect(oldPage.accept(request([.background])) == [.promptShown(.backgroundSettings)])
     }
 
     @Test("D5 API 30+: the second denial blocks, and a blocked group answers at once; below 30 the rationale decides")
@@ -137,7 +186,7 @@ struct AndroidRulesTests {
         #expect(changed.accept(observed([])) == [.reconciled(from: .authorizedWhenInUse, to: .notDetermined)])
     }
 
-    @Test("D7 Settings: always and whileUsing grant and clear blocks, askEveryTime starts over, never blocks, precise switches")
+    @Test("D7 Settings: grants clear blocks; whileUsing and never revoke with one denial and no block; askEveryTime starts over; the precise switch")
     func d7() {
         var state = androidDevice(api: 34)
         state.accept([request(foregroundPermissions), result([], denied: foregroundPermissions), request(foregroundPermissions), result([], denied: foregroundPermissions)])
@@ -146,10 +195,32 @@ struct AndroidRulesTests {
         #expect(state.status == .authorizedAlways && !state.android.foregroundBlocked)
         state.accept(.settingsChanged(authorization: nil, preciseLocation: false))
         #expect(state.effectiveAccuracy == .reduced)
-        state.accept(.settingsChanged(authorization: .askEveryTime, preciseLocation: nil))
-        #expect(state.status == .notDetermined && state.android.foregroundDenials == 0)
+        // "Allow only while using": background revoked, one background denial.
+        state.accept(.settingsChanged(authorization: .whileUsing, preciseLocation: nil))
+        #expect(state.status == .authorizedWhenInUse && state.android.backgroundDenials == 1 && !state.android.backgroundBlocked)
+        // "Don't allow": each granted group revoked with one denial, no block; the app may ask.
         state.accept(.settingsChanged(authorization: .never, preciseLocation: nil))
-        #expect(state.status == .denied && state.android.foregroundBlocked)
+        #expect(state.status == .denied && !state.android.foregroundBlocked && state.android.foregroundDenials == 1)
+        #expect(state.android.backgroundDenials == 0 || state.android.backgroundDenials == 1)
+        #expect(state.accept(request(foregroundPermissions)) == [.promptShown(.foreground)])
+        state.accept(result([], denied: foregroundPermissions))
+        #expect(state.android.foregroundBlocked, "the dialog's denial after a Settings revocation is the second")
+        state.accept(.settingsChanged(authorization: .askEveryTime, preciseLocation: nil))
+        #expect(state.status == .notDetermined && state.android.foregroundDenials == 0 && !state.android.foregroundBlocked)
+        // A foreground group that was not granted keeps its denials and block.
+        var blocked = androidDevice(api: 34)
+        blocked.accept([request(foregroundPermissions), result([], denied: foregroundPermissions), request(foregroundPermissions), result([], denied: foregroundPermissions)])
+        blocked.accept(.settingsChanged(authorization: .never, preciseLocation: nil))
+        #expect(blocked.android.foregroundBlocked && blocked.android.foregroundDenials == 2)
+        #expect(blocked.android.backgroundDenials == 0, "a background neither granted nor blocked gets no denial")
+        // A blocked background becomes one denial under whileUsing and never.
+        var background = androidDevice(api: 34)
+        background.accept([request(foregroundPermissions), result(foregroundPermissions)])
+        for _ in 0..<2 { background.accept([request([.background]), result(foregroundPermissions, denied: [.background])]) }
+        #expect(background.android.backgroundBlocked)
+        background.accept(.settingsChanged(authorization: .whileUsing, preciseLocation: nil))
+        #expect(!background.android.backgroundBlocked && background.android.backgroundDenials == 1)
+        #expect(background.accept(request([.background])) == [.promptShown(.backgroundSettings)])
         state.expectRejection(.settingsChanged(authorization: .askNextTime, preciseLocation: nil), .notOnThisPlatform)
     }
 
@@ -191,6 +262,10 @@ struct AndroidRulesTests {
         #expect(granted.inUse)
         var older = androidDevice(api: 33, declared: [.coarse])
         #expect(older.accept(.appStateChanged(.background, backgroundIndicator: false, foregroundService: true)).isEmpty)
+        // ForegroundServiceTypePolicy enforces both only for apps targeting 34+.
+        var olderTarget = androidDevice(api: 34, target: 33, declared: [.coarse])
+        #expect(olderTarget.accept(.appStateChanged(.background, backgroundIndicator: false, foregroundService: true)).isEmpty)
+        #expect(olderTarget.inUse)
     }
 
     @Test("Platform: Apple types on Android and Android types on Apple are refused naming type; the family is fixed; the first context needs the levels")

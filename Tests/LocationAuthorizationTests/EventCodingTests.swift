@@ -39,7 +39,7 @@ struct EventCodingTests {
             .diagnosticObserved(Diagnostic(source: .serviceSession, session: "nav.main", flags: [.alwaysAuthorizationDenied, .accuracyLimited])),
             .diagnosticObserved(Diagnostic(source: .monitor, flags: [])),
             .contextReported(DeviceContext(platform: .android, appVersion: "7.1", apiLevel: 34, targetSdk: 34,
-                                           declaredPermissions: [.coarse, .fine, .foregroundServiceLocation])),
+                                           declaredPermissions: [.coarse, .fine, .foregroundServiceLocation], installID: "install-1")),
             .permissionsRequested([.coarse, .fine]),
             .permissionsResult(PermissionsResult(granted: [.coarse], denied: [.fine], rationale: [.fine], interrupted: false)),
             .permissionsResult(PermissionsResult(granted: [], denied: [], interrupted: true)),

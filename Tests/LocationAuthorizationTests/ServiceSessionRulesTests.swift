@@ -173,7 +173,12 @@ struct ServiceSessionRulesTests {
         // Denied stays until an observation or Settings say what it became.
         #expect(state.accept(diagnostic(.liveUpdates)) == [.noEffect(.confirmed)])
         #expect(state.accept(diagnostic(.liveUpdates, [.stationary])) == [.noEffect(.deliveryOnly)])
-        #expect(state.accept(diagnostic(.liveUpdates, [.insufficientlyInUse, .serviceSessionRequired])) == [.noEffect(.confirmed)])
+        #expect(state.accept(diagnostic(.liveUpdates, [.insufficientlyInUse])) == [.noEffect(.confirmed)])
+        // serviceSessionRequired proves NSLocationRequireExplicitServiceSession, as a context would.
+        #expect(state.context.requireExplicitServiceSession == nil)
+        #expect(state.accept(diagnostic(.liveUpdates, [.insufficientlyInUse, .serviceSessionRequired])) == [.reconciled(from: .denied, to: .denied)])
+        #expect(state.context.requireExplicitServiceSession == true)
+        #expect(state.accept(diagnostic(.liveUpdates, [.serviceSessionRequired])) == [.noEffect(.confirmed)])
     }
 
     @Test("V4 answers a pending prompt as O2 does, never while a request is in progress")

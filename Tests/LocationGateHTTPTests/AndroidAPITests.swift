@@ -122,4 +122,66 @@ struct AndroidAPITests {
             #expect(bad.status == .badRequest && bad.errorCode == "invalidRequest")
         }
     }
+
+    @Test("Dismissals, Settings revocations, precise blocks and reinstalls: the gate and OFREP advise what the device would do, analytics count dismissed")
+    func truthOnDevices() async throws {
+        try await APIHarness.run { api in
+            let (_, key) = try await api.createApp()
+            try await api.putFeature(key, "nearby", #"{"requires": "whenInUse", "services": ["standard"]}"#)
+            try await api.putFeature(key, "exact", #"{"requires": "whenInUse", "services": ["standard"], "accuracy": "full"}"#)
+            let request = #"{"permissions": ["coarse", "fine"]}"#
+            let events = [
+                // A dialog closed with Back, then one real "Don't allow": one denial, the dialog still works.
+                Self.android("d"), Self.step("permissionsRequested", request, "d", 0),
+                Self.step("permissionsResult", #"{"granted": [], "denied": ["coarse", "fine"], "rationale": [], "interrupted": false}"#, "d", 1),
+                Self.step("permissionsRequested", request, "d", 2),
+                Self.step("permissionsResult", #"{"granted": [], "denied": ["coarse", "fine"], "rationale": ["coarse", "fine"], "interrupted": false}"#, "d", 3),
+                // Granted, then "Don't allow" in Settings: one denial, no block.
+                Self.android("s"), Self.step("permissionsRequested", request, "s", 0),
+                Self.step("permissionsResult", #"{"granted": ["coarse", "fine"], "denied": [], "interrupted": false}"#, "s", 1),
+                Self.step("settingsChanged", #"{"authorization": "never"}"#, "s", 2),
+                // Approximate, then "Keep approximate" twice: precise blocked.
+                Self.android("p"), Self.step("permissionsRequested", request, "p", 0),
+                Self.step("permissionsResult", #"{"granted": ["coarse"], "denied": ["fine"], "rationale": ["fine"], "interrupted": false}"#, "p", 1),
+                Self.step("permissionsRequested", request, "p", 2),
+                Self.step("permissionsResult", #"{"granted": ["coarse"], "denied": ["fine"], "rationale": ["fine"], "interrupted": false}"#, "p", 3),
+                Self.step("permissionsRequested", request, "p", 4),
+                Self.step("permissionsResult", #"{"granted": ["coarse"], "denied": ["fine"], "rationale": [], "interrupted": false}"#, "p", 5),
+                Self.step("permissionsRequested", request, "p", 6),
+            ]
+            let reply = try await api.append(key, events)
+            #expect(reply.status == .ok, "\(reply.text)")
+            let results = reply.json["results"] as? [[String: Any]] ?? []
+            let dismissal = results[2]["effects"] as? [[String: Any]] ?? []
+            #expect(dismissal.count == 1 && dismissal.first?["choice"] as? String == "dismissed", "\(dismissal)")
+            let last = results.last?["effects"] as? [[String: Any]] ?? []
+            #expect(last.first?["kind"] as? String == "noEffect" && last.first?["reason"] as? String == "blocked", "\(last)")
+            for device in ["d", "s"] {
+                let gate = try await api.call(.get, "/v1/users/u-1/devices/\(device)/gates/nearby", key: key)
+                #expect(gate.json["reason"] as? String == "denied" && gate.json["action"] as? String == "requestForeground", "\(device): \(gate.text)")
+            }
+            let state = try await api.call(.get, "/v1/users/u-1/devices/p/state", key: key)
+            let body = try #require(state.json["state"] as? [String: Any])
+            #expect((body["denials"] as? [String: Any])?["precise"] as? Int == 2 && (body["blocked"] as? [String: Any])?["precise"] as? Bool == true, "\(state.text)")
+            let exact = try await api.call(.get, "/v1/users/u-1/devices/p/gates/exact", key: key)
+            #expect(exact.json["reason"] as? String == "reducedAccuracy" && exact.json["action"] as? String == "openSettings", "\(exact.text)")
+            let ofrep = try await api.call(.post, "/ofrep/v1/evaluate/flags/exact", key: key, json: #"{"context": {"targetingKey": "u-1", "deviceId": "p"}}"#)
+            #expect((ofrep.json["metadata"] as? [String: Any])?["action"] as? String == "openSettings", "\(ofrep.text)")
+            let prompts = Self.rows(try await api.call(.get, "/v1/analytics/prompts?platform=android", key: key))
+            let byPrompt = Dictionary(uniqueKeysWithValues: prompts.map { ($0["prompt"] as? String ?? "", $0) })
+            #expect((byPrompt["foreground"]?["choices"] as? [String: Int])?["dismissed"] == 1, "\(prompts)")
+            #expect(byPrompt["precise"]?["choices"] as? [String: Int] == ["keepApproximate": 2], "\(prompts)")
+            // A reinstall: a new installId returns the device to a new install's state.
+            let installs = try await api.append(key, [
+                eventJSON("contextReported", #"{"installId": "first"}"#, device: "p", at: "2026-11-22T10:00:00Z"),
+                eventJSON("contextReported", #"{"installId": "second"}"#, device: "p", at: "2026-11-22T10:01:00Z"),
+            ])
+            let reset = (installs.json["results"] as? [[String: Any]] ?? []).last?["effects"] as? [[String: Any]] ?? []
+            #expect(reset.first?["kind"] as? String == "reset" && reset.first?["reason"] as? String == "reinstalled", "\(installs.text)")
+            let fresh = try await api.call(.get, "/v1/users/u-1/devices/p/gates/exact", key: key)
+            #expect(fresh.json["reason"] as? String == "notDetermined" && fresh.json["action"] as? String == "requestForeground", "\(fresh.text)")
+            let long = try await api.append(key, [eventJSON("contextReported", #"{"installId": "\#(String(repeating: "x", count: 65))"}"#, device: "p")])
+            #expect(long.status == .unprocessableContent && long.errorCode == "validationFailed", "\(long.text)")
+        }
+    }
 }

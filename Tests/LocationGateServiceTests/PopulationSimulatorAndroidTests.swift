@@ -5,11 +5,11 @@ import Testing
 
 /// The simulated population's Android devices (SPEC §12), with the reducer alone: every device's
 /// events applied to a `DeviceState` as ingest would, none rejected, every event read back from
-/// its JSON as ingest reads it, and the paths of D1-D10 taken.
-@Suite("Simulated population: Android devices take every path of D1-D10; mixed populations keep the Apple devices as they were",
+/// its JSON as ingest reads it, and the paths of D1-D11 and I1 taken.
+@Suite("Simulated population: Android devices take every path of D1-D11 and I1; mixed populations keep the Apple devices as they were",
        .timeLimit(.minutes(1)))
 struct PopulationSimulatorAndroidTests {
-    @Test("Android devices alone: none rejected or refused, only Android's events, and blocks, D6 corrections, both background prompts, precise upgrades, D3, D2, undeclared permissions, D10 refusals, resets and every ending status all occur")
+    @Test("Android devices alone: none rejected or refused, only Android's events, and blocks, dismissals, D6 corrections, both background prompts, precise upgrades, declines and blocks, D3, D2, undeclared permissions, D10 refusals, Settings revocations, resets, reinstalls and every ending status all occur")
     func androidPaths() {
         let simulator = PopulationSimulator(seed: 2026, platform: .android)
         let tally = PopulationTally.replay(simulator, devices: 0..<800)
@@ -34,6 +34,11 @@ struct PopulationSimulatorAndroidTests {
         #expect(tally.foregroundServiceRefused > 0, "D10: \(tally)")
         #expect(tally.resets > 10, "D8: \(tally)")
         #expect(tally.settingsChanges > 50, "D7: \(tally)")
+        #expect(tally.settingsRevocations > 10, "D7 revocations: \(tally)")
+        #expect(tally.dismissed > 20, "D5 dismissals: \(tally)")
+        #expect(tally.preciseDeclines > 10, "D11 declines: \(tally)")
+        #expect(tally.preciseBlocked > 0, "D11 blocks: \(tally)")
+        #expect(tally.reinstalls > 20, "I1: \(tally)")
         #expect(tally.locationSwitchedOff > 0, "\(tally)")
         for status in [AuthorizationStatus.authorizedAlways, .authorizedWhenInUse, .denied, .notDetermined] {
             #expect((tally.endings[status] ?? 0) > 10, "devices ending \(status): \(tally.endings)")

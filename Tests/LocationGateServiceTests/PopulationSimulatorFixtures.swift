@@ -35,6 +35,16 @@ struct PopulationTally {
     var foregroundServiceRefused = 0
     var resets = 0
     var settingsChanges = 0
+    /// D7: a Settings "Don't allow" or "Allow only while using" that revoked a grant.
+    var settingsRevocations = 0
+    /// D5, D11: dialogs closed without an answer.
+    var dismissed = 0
+    /// D11: "Keep approximate" at the upgrade dialog.
+    var preciseDeclines = 0
+    /// D11: requests for a blocked precise.
+    var preciseBlocked = 0
+    /// I1: reinstalls.
+    var reinstalls = 0
     var locationSwitchedOff = 0
     /// Devices ending in each status.
     var endings: [AuthorizationStatus: Int] = [:]
@@ -112,7 +122,7 @@ struct PopulationTally {
                     tally.rejected.append("\(submission.deviceId) \(event): \(error)")
                     continue
                 }
-                tally.countAndroid(event, effects)
+                tally.countAndroid(event, effects, before: before)
                 tally.countSessions(event, effects, before: before, hadAllowOnce: hadAllowOnce)
                 if state.temporary { hadAllowOnce = true }
             }
@@ -126,12 +136,17 @@ struct PopulationTally {
     }
 
     /// The effects and events of Android's rules (D1-D10).
-    private mutating func countAndroid(_ event: LocationEvent, _ effects: [Effect]) {
+    private mutating func countAndroid(_ event: LocationEvent, _ effects: [Effect], before: DeviceState) {
         for effect in effects {
             switch effect {
+            case .answerInferred(_, .dismissed): dismissed += 1
+            case .answerInferred(.precise, .keepApproximate): preciseDeclines += 1
+            case .reset(.reinstalled): reinstalls += 1
             case .promptShown(let prompt): prompts[prompt, default: 0] += 1
             case .answerCorrected: corrected += 1
-            case .noEffect(.blocked): blocked += 1
+            case .noEffect(.blocked):
+                blocked += 1
+                if before.android.preciseBlocked && before.android.foreground == .approximate { preciseBlocked += 1 }
             case .noEffect(.backgroundWithForeground): backgroundWithForeground += 1
             case .noEffect(.fineNeedsCoarse): fineNeedsCoarse += 1
             case .noEffect(.foregroundFirst): foregroundFirst += 1
@@ -149,7 +164,12 @@ struct PopulationTally {
                 answeredAtOnce += 1
             }
         case .permissionsReset: resets += 1
-        case .settingsChanged: settingsChanges += 1
+        case .settingsChanged(let setting, _):
+            settingsChanges += 1
+            if (setting == .never || setting == .whileUsing) && before.family == .android
+                && (before.android.foreground != .none && setting == .never || before.android.background) {
+                settingsRevocations += 1
+            }
         case .locationServicesChanged(enabled: false): locationSwitchedOff += 1
         default: break
         }

@@ -279,6 +279,7 @@ extension DeviceContext: Codable {
     private enum CodingKeys: String, CodingKey {
         case platform, osVersion, appVersion, usageDescriptions, temporaryUsagePurposeKeys, defaultAccuracyReduced
         case requireExplicitServiceSession, backgroundLocationMode, apiLevel, targetSdk, declaredPermissions
+        case installID = "installId"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -300,6 +301,11 @@ extension DeviceContext: Codable {
         if let appVersion = try container.decodeIfPresent(String.self, forKey: .appVersion) {
             try ClientText.check(appVersion, field: "data.appVersion", bytes: 1...LocationEvent.maxAppVersionBytes)
             self.appVersion = appVersion
+        }
+        if let installID = try container.decodeIfPresent(String.self, forKey: .installID) {
+            // I1: bounded as `appVersion`.
+            try ClientText.check(installID, field: "data.installId", bytes: 1...LocationEvent.maxAppVersionBytes)
+            self.installID = installID
         }
         self.usageDescriptions = try Self.decodeKeys(container, .usageDescriptions)
         self.temporaryUsagePurposeKeys = try Self.decodeKeys(container, .temporaryUsagePurposeKeys)
@@ -348,6 +354,7 @@ extension DeviceContext: Codable {
         try container.encodeIfPresent(apiLevel, forKey: .apiLevel)
         try container.encodeIfPresent(targetSdk, forKey: .targetSdk)
         try container.encodeIfPresent(declaredPermissions?.sorted(), forKey: .declaredPermissions)
+        try container.encodeIfPresent(installID, forKey: .installID)
     }
 
     private static func decodeKeys(_ container: KeyedDecodingContainer<CodingKeys>, _ key: CodingKeys) throws -> Set<String>? {

@@ -196,6 +196,7 @@ extension DeviceContext {
         writer.fieldIfPresent("apiLevel", apiLevel)
         writer.fieldIfPresent("targetSdk", targetSdk)
         if let declaredPermissions { writer.field("declaredPermissions", strings: declaredPermissions.sorted().map(\.rawValue)) }
+        writer.fieldIfPresent("installId", installID)
         writer.objectEnd()
     }
 
@@ -210,13 +211,14 @@ extension DeviceContext {
               let requireExplicitServiceSession = node.optional("requireExplicitServiceSession", \.bool),
               let backgroundLocationMode = node.optional("backgroundLocationMode", \.bool),
               let apiLevel = node.optional("apiLevel", \.int), let targetSdk = node.optional("targetSdk", \.int),
-              let declaredPermissions = node.optional("declaredPermissions", LocationEvent.permissions)
+              let declaredPermissions = node.optional("declaredPermissions", LocationEvent.permissions),
+              let installID = node.optional("installId", \.string)
         else { return nil }
         self.init(
             platform: platform, osVersion: osVersion, appVersion: appVersion, usageDescriptions: usageDescriptions,
             temporaryUsagePurposeKeys: temporaryUsagePurposeKeys, defaultAccuracyReduced: defaultAccuracyReduced,
             requireExplicitServiceSession: requireExplicitServiceSession, backgroundLocationMode: backgroundLocationMode,
-            apiLevel: apiLevel, targetSdk: targetSdk, declaredPermissions: declaredPermissions)
+            apiLevel: apiLevel, targetSdk: targetSdk, declaredPermissions: declaredPermissions, installID: installID)
     }
 
     private static func keys(_ node: JSONNode) -> Set<String>? {
@@ -254,6 +256,7 @@ extension DeviceState {
         writer.field("inForeground", inForeground)
         writer.key("context")
         context.write(to: &writer)
+        writer.fieldIfPresent("installId", installID)
         sessionState.write(to: &writer)
         if context.family == .android { android.write(to: &writer) }
         writer.field("status", status)
@@ -297,6 +300,8 @@ extension DeviceState {
             guard let decoded = DeviceContext(node: context) else { return nil }
             self.context = decoded
         }
+        guard let installID = node.optional("installId", \.string) else { return nil }
+        self.installID = installID
         guard let sessionState = ServiceSessionState(stateNode: node) else { return nil }
         self.sessionState = sessionState
         guard let android = AndroidPermissionState(stateNode: node) else { return nil }
@@ -314,11 +319,13 @@ extension AndroidPermissionState {
         writer.objectStart()
         writer.field("foreground", foregroundDenials)
         writer.field("background", backgroundDenials)
+        writer.field("precise", preciseDenials)
         writer.objectEnd()
         writer.key("blocked")
         writer.objectStart()
         writer.field("foreground", foregroundBlocked)
         writer.field("background", backgroundBlocked)
+        writer.field("precise", preciseBlocked)
         writer.objectEnd()
         writer.field("pendingRequest", strings: pendingRequest.sorted().map(\.rawValue))
         writer.key("correctableAnswer")
@@ -344,6 +351,9 @@ extension AndroidPermissionState {
         self.backgroundDenials = backgroundDenials
         self.foregroundBlocked = foregroundBlocked
         self.backgroundBlocked = backgroundBlocked
+        // D11's members are absent in states stored before them: no precise denial.
+        self.preciseDenials = denials["precise"]?.int ?? 0
+        self.preciseBlocked = blocked["precise"]?.bool ?? false
         self.pendingRequest = pending
         self.correctableAnswer = answer
         self.leftForegroundSinceAnswer = left
@@ -447,6 +457,8 @@ extension Effect {
         case .sessionChanged(let session, let active):
             writer.field("session", session)
             writer.field("active", active)
+        case .reset(let reason):
+            writer.field("reason", reason)
         }
         writer.objectEnd()
     }
@@ -489,6 +501,9 @@ extension Effect {
         case "sessionChanged":
             guard let session = node["session"]?.string, let active = node["active"]?.bool else { return nil }
             self = .sessionChanged(session: session, active: active)
+        case "reset":
+            guard let reason = node.value("reason", as: ResetReason.self) else { return nil }
+            self = .reset(reason)
         default:
             return nil
         }

@@ -14,6 +14,8 @@ public enum Effect: Sendable, Hashable {
     case answerCorrected(prompt: Prompt, from: PromptChoice, to: PromptChoice)
     /// V1: a service session was added, removed, or became active or inactive.
     case sessionChanged(session: String, active: Bool)
+    /// I1: the app's permission state returned to a new install's (the app was reinstalled).
+    case reset(ResetReason)
 
     /// The `kind` field of the JSON form.
     public var kind: String {
@@ -28,6 +30,7 @@ public enum Effect: Sendable, Hashable {
         case .answerInferred: "answerInferred"
         case .answerCorrected: "answerCorrected"
         case .sessionChanged: "sessionChanged"
+        case .reset: "reset"
         }
     }
 }
@@ -51,6 +54,12 @@ extension Effect {
         }
         return prompts
     }
+}
+
+/// Why a device's permission state returned to its start (`reset.reason`).
+public enum ResetReason: String, Sendable, Hashable, Codable, CaseIterable {
+    /// I1: the stream's `installId` changed: the app was deleted and installed again.
+    case reinstalled
 }
 
 /// Why a request or answer changed nothing (SPEC §5 noEffect reasons).
@@ -81,7 +90,7 @@ public enum NoEffectReason: String, Sendable, Hashable, Codable, CaseIterable {
     case backgroundWithForeground
     /// D4: background asked before any foreground grant.
     case foregroundFirst
-    /// D5: the group is blocked; Android answers at once.
+    /// D5, D11: the group (or precise) is blocked; Android answers at once.
     case blocked
 }
 
@@ -145,6 +154,8 @@ extension Effect: Codable {
             self = .sessionChanged(
                 session: try container.decode(String.self, forKey: .session),
                 active: try container.decode(Bool.self, forKey: .active))
+        case "reset":
+            self = .reset(try container.decode(ResetReason.self, forKey: .reason))
         default:
             throw DecodingError.dataCorruptedError(
                 forKey: .kind, in: container, debugDescription: "unknown effect kind \(kind)")
@@ -180,6 +191,8 @@ extension Effect: Codable {
         case .sessionChanged(let session, let active):
             try container.encode(session, forKey: .session)
             try container.encode(active, forKey: .active)
+        case .reset(let reason):
+            try container.encode(reason, forKey: .reason)
         }
     }
 }

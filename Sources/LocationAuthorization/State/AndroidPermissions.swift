@@ -45,6 +45,12 @@ public struct AndroidPermissionState: Sendable, Hashable {
     public var backgroundDenials = 0
     public var foregroundBlocked = false
     public var backgroundBlocked = false
+    /// D11: denials of precise location (API 31+, targetSdk 31+): "Keep approximate" at the
+    /// upgrade dialog, or Settings' precise switch turned off.
+    public var preciseDenials = 0
+    /// D11: the second precise denial blocks precise: a request for `fine` while approximate is
+    /// granted returns at once, and only Settings can turn precise on.
+    public var preciseBlocked = false
     /// The permissions the prompt on screen asked for (D2-D4).
     public var pendingRequest: Set<AndroidPermission> = []
     /// D6: the last `foreground` answer inferred as a While-using form, which a lapse corrects
@@ -66,7 +72,7 @@ public struct PermissionsResult: Sendable, Hashable {
     /// The permissions for which `shouldShowRequestPermissionRationale` is true afterwards;
     /// nil when the app did not report it.
     public var rationale: Set<AndroidPermission>?
-    /// The dialog was dismissed without an answer (empty arrays).
+    /// The request was interrupted (empty arrays): no answer, nothing changes.
     public var interrupted: Bool
 
     public init(granted: Set<AndroidPermission>, denied: Set<AndroidPermission>, rationale: Set<AndroidPermission>? = nil, interrupted: Bool = false) {

@@ -32,6 +32,10 @@ public struct DeviceContext: Sendable, Hashable {
     private var targetSdkStorage: UInt8?
     /// Android: the location permissions the manifest declares. Unknown means all four.
     public var declaredPermissions: Set<AndroidPermission>?
+    /// I1: the app's own id for this installation, as a `contextReported` carries it. Only the
+    /// event holds it: the state keeps it apart (`DeviceState.installID`), so that a state's
+    /// context stays one that many devices share in the gate's cache.
+    public var installID: String?
 
     public init(
         platform: Platform? = nil,
@@ -44,7 +48,8 @@ public struct DeviceContext: Sendable, Hashable {
         backgroundLocationMode: Bool? = nil,
         apiLevel: Int? = nil,
         targetSdk: Int? = nil,
-        declaredPermissions: Set<AndroidPermission>? = nil
+        declaredPermissions: Set<AndroidPermission>? = nil,
+        installID: String? = nil
     ) {
         self.platform = platform
         self.osVersion = osVersion
@@ -57,6 +62,7 @@ public struct DeviceContext: Sendable, Hashable {
         self.apiLevel = apiLevel
         self.targetSdk = targetSdk
         self.declaredPermissions = declaredPermissions
+        self.installID = installID
     }
 
     /// The platform the rules use: iOS when unknown.

@@ -8,16 +8,21 @@ extension DeviceState: Codable {
         case inForeground, sessions, backgroundActivity, backgroundActivityResumable, monitorLimited
         case sessionPromptFailureReported
         case foreground, background, denials, blocked, pendingRequest, correctableAnswer, leftForegroundSinceAnswer
+        case installID = "installId"
     }
 
+    /// `denials`: per group, and precise (D11; absent in states stored before it).
     private struct GroupCounts: Codable {
         var foreground: Int
         var background: Int
+        var precise: Int?
     }
 
+    /// `blocked`: per group, and precise (D11; absent in states stored before it).
     private struct GroupFlags: Codable {
         var foreground: Bool
         var background: Bool
+        var precise: Bool?
     }
 
     public init(from decoder: any Decoder) throws {
@@ -37,6 +42,7 @@ extension DeviceState: Codable {
         // Absent in states stored before O2.
         inferredAllowWhileUsing = try container.decodeIfPresent(Bool.self, forKey: .inferredAllowWhileUsing) ?? false
         context = try container.decodeIfPresent(DeviceContext.self, forKey: .context) ?? DeviceContext()
+        installID = try container.decodeIfPresent(String.self, forKey: .installID)
         // Absent in states stored before service sessions (SPEC §11): the defaults.
         inForeground = try container.decodeIfPresent(Bool.self, forKey: .inForeground) ?? true
         sessionState.sessions = try container.decodeIfPresent([String: ServiceSession].self, forKey: .sessions) ?? [:]
@@ -53,9 +59,11 @@ extension DeviceState: Codable {
             let denials = try container.decode(GroupCounts.self, forKey: .denials)
             android.foregroundDenials = denials.foreground
             android.backgroundDenials = denials.background
+            android.preciseDenials = denials.precise ?? 0
             let blocked = try container.decode(GroupFlags.self, forKey: .blocked)
             android.foregroundBlocked = blocked.foreground
             android.backgroundBlocked = blocked.background
+            android.preciseBlocked = blocked.precise ?? false
             android.pendingRequest = Set(try container.decode([AndroidPermission].self, forKey: .pendingRequest))
             android.correctableAnswer = try container.decodeIfPresent(PromptChoice.self, forKey: .correctableAnswer)
             android.leftForegroundSinceAnswer = try container.decode(Bool.self, forKey: .leftForegroundSinceAnswer)
@@ -77,6 +85,7 @@ extension DeviceState: Codable {
         try container.encode(inferredAllowWhileUsing, forKey: .inferredAllowWhileUsing)
         try container.encode(inForeground, forKey: .inForeground)
         try container.encode(context, forKey: .context)
+        try container.encodeIfPresent(installID, forKey: .installID)
         try container.encode(sessionState.sessions, forKey: .sessions)
         try container.encode(sessionState.backgroundActivity, forKey: .backgroundActivity)
         try container.encode(sessionState.backgroundActivityResumable, forKey: .backgroundActivityResumable)
@@ -85,8 +94,8 @@ extension DeviceState: Codable {
         if context.family == .android {
             try container.encode(android.foreground, forKey: .foreground)
             try container.encode(android.background, forKey: .background)
-            try container.encode(GroupCounts(foreground: android.foregroundDenials, background: android.backgroundDenials), forKey: .denials)
-            try container.encode(GroupFlags(foreground: android.foregroundBlocked, background: android.backgroundBlocked), forKey: .blocked)
+            try container.encode(GroupCounts(foreground: android.foregroundDenials, background: android.backgroundDenials, precise: android.preciseDenials), forKey: .denials)
+            try container.encode(GroupFlags(foreground: android.foregroundBlocked, background: android.backgroundBlocked, precise: android.preciseBlocked), forKey: .blocked)
             try container.encode(android.pendingRequest.sorted(), forKey: .pendingRequest)
             if let answer = android.correctableAnswer {
                 try container.encode(answer, forKey: .correctableAnswer)

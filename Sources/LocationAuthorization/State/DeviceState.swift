@@ -28,6 +28,10 @@ public struct DeviceState: Sendable, Hashable {
     /// change in between corrects it. Lives while the grant stays When In Use.
     public var inferredAllowWhileUsing = false
     public var context = DeviceContext()
+    /// I1: the `installId` of the stream's last context that carried one. A new one means the
+    /// app was reinstalled. Kept here, not in `context`, so that contexts stay shared between
+    /// devices in the gate's cache, which does not hold it (gates never read it).
+    public var installID: String?
     /// Service sessions, the background activity session and monitoring limits (SPEC §11).
     public var sessionState = ServiceSessionState()
     /// Android's permissions (SPEC §12); the shared fields above hold their mapping.

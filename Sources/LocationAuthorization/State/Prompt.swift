@@ -57,18 +57,22 @@ public enum Prompt: String, Sendable, Hashable, Codable, CaseIterable {
             return [.allowFullAccuracy, .keepReducedAccuracy]
         case .foreground:
             // D2, D3: the request decides what the dialog shows (AndroidRules); this is the widest
-            // set at the device's API level.
+            // set at the device's API level and targetSdk. The accuracy choices need targetSdk
+            // 31+; `allowAllTheTime` is a button of the first dialog on API 29 only.
             let api = context.apiLevel ?? 35
-            if api >= 31 { return [.preciseWhileUsing, .approximateWhileUsing, .preciseOnce, .approximateOnce, .whileUsing, .onlyThisTime, .deny] }
-            if api >= 30 { return [.whileUsing, .onlyThisTime, .deny] }
-            if api == 29 { return [.allowAllTheTime, .whileUsing, .deny] }
-            return [.whileUsing, .deny]
+            let target = context.targetSdk ?? api
+            if api >= 31 && target >= 31 {
+                return [.preciseWhileUsing, .approximateWhileUsing, .preciseOnce, .approximateOnce, .whileUsing, .onlyThisTime, .deny, .dismissed]
+            }
+            if api >= 30 { return [.whileUsing, .onlyThisTime, .deny, .dismissed] }
+            if api == 29 { return [.allowAllTheTime, .whileUsing, .deny, .dismissed] }
+            return [.whileUsing, .deny, .dismissed]
         case .backgroundDialog:
-            return [.allowAllTheTime, .keepWhileUsing, .deny]
+            return [.allowAllTheTime, .keepWhileUsing, .deny, .dismissed]
         case .backgroundSettings:
             return [.allowAllTheTime, .allowWhileUsing, .askEveryTime, .deny]
         case .precise:
-            return [.precise, .keepApproximate]
+            return [.precise, .keepApproximate, .dismissed]
         }
     }
 }
@@ -96,6 +100,9 @@ public enum PromptChoice: String, Sendable, Hashable, Codable, CaseIterable {
     case askEveryTime
     case precise
     case keepApproximate
+    /// Android: the dialog was closed without an answer (Back, a tap outside). Android records
+    /// nothing (D5, D11); it counts as an inferred answer that grants nothing.
+    case dismissed
 
     /// D6: the one-time form of a While-using answer to Android's foreground dialog.
     public var oneTimeForm: PromptChoice? {

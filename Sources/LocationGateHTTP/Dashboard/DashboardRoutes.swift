@@ -420,6 +420,7 @@ struct DashboardRoutes {
         case .answerInferred(let prompt, let choice): "inferred: \(prompt.rawValue) answered \(choice.rawValue)"
         case .answerCorrected(let prompt, let from, let to): "inferred answer corrected: \(prompt.rawValue) \(from.rawValue) → \(to.rawValue)"
         case .sessionChanged(let session, let active): "session \(session) \(active ? "active" : "inactive or ended")"
+        case .reset(let reason): "permission state reset (\(reason.rawValue))"
         }
     }
 

@@ -73,6 +73,14 @@ public struct EventAnalytics: Sendable, Hashable, Codable {
                 // Accuracy prompts: a grant is full accuracy (Android: precise).
                 analytics.granted = choice == .allowFullAccuracy || choice == .precise
                 analytics.always = false
+            } else if choice == .dismissed {
+                // Android: a dialog closed without an answer grants nothing.
+                analytics.granted = false
+                analytics.always = false
+            } else if prompt == .backgroundDialog || prompt == .backgroundSettings {
+                // Android's background prompts ask for background: only that is a grant.
+                analytics.granted = choice == .allowAllTheTime
+                analytics.always = choice == .allowAllTheTime
             } else {
                 analytics.granted = after.authorization == .authorizedWhenInUse || after.authorization == .authorizedAlways
                 analytics.always = after.authorization == .authorizedAlways

@@ -50,10 +50,12 @@ struct AndroidApp {
 /// its permissions again, which it does before it asks and when it comes back to the foreground.
 ///
 /// Paths: two denials that block (API 30+) and "Don't ask again" read from the rationale (below
-/// 30); approximate grants on API 31+ and the precise upgrade; one-time grants that lapse in the
+/// 30); dialogs closed with Back, which the rationale tells from a denial (D5); approximate grants
+/// on API 31+ and the precise upgrade, declined twice now and then, which blocks precise (D11); one-time grants that lapse in the
 /// background or at termination (D6's correction); background through the API 29 dialog and the
 /// Settings page on API 30+; foreground and background asked together (D3), fine alone (D2);
-/// undeclared permissions; Settings changes; hibernation (D8); the location switch; location
+/// undeclared permissions; Settings changes, revocations among them (D7); reinstalls with a new
+/// `installId` (I1); hibernation (D8); the location switch; location
 /// foreground services, refused on API 34+ without a grant or the manifest's declaration (D10);
 /// and apps with targetSdk 22 that have everything at install (D1). Every event goes through the
 /// reducer as it is made (`SimulatedDevice.emit`), so none is rejected.
@@ -73,6 +75,10 @@ struct AndroidScript {
     var oneTime = false
     /// The system location switch.
     var locationOn = true
+    /// The app's id for this installation (I1), new at every install.
+    var installID = ""
+    /// The installations so far.
+    var installs = 0
 
     init(device: SimulatedDevice) {
         self.device = device
@@ -104,6 +110,7 @@ struct AndroidScript {
         let made = Self.makeContext(&device)
         context = made.context
         app = made.app
+        install()
         device.emit(.contextReported(context))
         granted = statePermissions
         appState(.foreground)
@@ -123,6 +130,7 @@ struct AndroidScript {
         changeSettingsNowAndThen()
         switchLocationNowAndThen()
         hibernateNowAndThen()
+        reinstallNowAndThen()
         if device.chance(0.3) { terminate() }
     }
 
@@ -155,9 +163,11 @@ struct AndroidScript {
         if let prompt = device.state.pendingPrompt, effects.contains(.promptShown(prompt)) {
             answer(prompt)
         } else if effects.contains(.noEffect(.blocked)) || effects.contains(.noEffect(.foregroundFirst)) {
-            let denied = permissions.intersection(declared).intersection(AndroidPermission.requestable)
+            // Android answers at once: what is granted stays granted (D11's block keeps coarse).
+            let asked = permissions.intersection(declared).intersection(AndroidPermission.requestable)
             let rationaleSet: Set<AndroidPermission>? = app.reportsRationale ? [] : nil
-            device.emit(.permissionsResult(PermissionsResult(granted: [], denied: denied, rationale: rationaleSet)))
+            device.emit(.permissionsResult(PermissionsResult(
+                granted: asked.intersection(granted), denied: asked.subtracting(granted), rationale: rationaleSet)))
         }
     }
 
@@ -199,11 +209,15 @@ struct AndroidScript {
     }
 
     /// The person's answer to the dialog on screen, as the result reports it; now and then the
-    /// dialog is dismissed (`interrupted`).
+    /// request is interrupted, or the dialog closed with Back (not the Settings page).
     mutating func answer(_ prompt: Prompt) {
         let asked = device.state.android.pendingRequest
-        if device.chance(0.04) {
+        if device.chance(0.03) {
             device.emit(.permissionsResult(PermissionsResult(granted: [], denied: [], interrupted: true)))
+            return
+        }
+        if prompt != .backgroundSettings && device.chance(0.1) {
+            dismiss(prompt, asked: asked)
             return
         }
         switch prompt {
@@ -216,16 +230,32 @@ struct AndroidScript {
         granted = statePermissions
     }
 
+    /// A dialog closed with Back or a tap outside: every permission asked and not held comes back
+    /// denied, and Android records nothing, so `shouldShowRequestPermissionRationale` stays as it
+    /// was: false before any denial, true after one (D5, D11).
+    mutating func dismiss(_ prompt: Prompt, asked: Set<AndroidPermission>) {
+        let android = device.state.android
+        let group: Set<AndroidPermission>
+        let denials: Int
+        switch prompt {
+        case .precise: (group, denials) = ([.fine], android.preciseDenials)
+        case .backgroundDialog: (group, denials) = ([.background], android.backgroundDenials)
+        default: (group, denials) = (asked.intersection([.coarse, .fine]), android.foregroundDenials)
+        }
+        let rationaleSet: Set<AndroidPermission>? = app.reportsRationale ? (denials == 0 ? [] : group) : nil
+        device.emit(.permissionsResult(PermissionsResult(granted: asked.intersection(granted), denied: asked.subtracting(granted), rationale: rationaleSet)))
+    }
+
     /// The foreground dialog: "While using the app", "Only this time" (API 30+), "Don't allow";
-    /// on API 31+, asked for coarse and fine, each with precise or approximate; "Allow all the
-    /// time" when background was asked with it on API 29 or with targetSdk < 30 (D3). Someone who
+    /// from targetSdk 31 on API 31+, asked for coarse and fine, each with precise or approximate;
+    /// "Allow all the time" when background was asked with it on API 29 (D3). Someone who
     /// refused once refuses more often.
     mutating func answerForeground(_ asked: Set<AndroidPermission>) {
         let foreground = asked.intersection([.coarse, .fine])
         let denials = device.state.android.foregroundDenials
         let deny = denials > 0 ? 0.5 : 0.25
         var weights: [(PromptChoice, Double)]
-        if api >= 31 && foreground == [.coarse, .fine] {
+        if api >= 31 && target >= 31 && foreground == [.coarse, .fine] {
             weights = [(.preciseWhileUsing, 0.45), (.approximateWhileUsing, 0.13), (.preciseOnce, 0.12), (.approximateOnce, 0.04)]
         } else if api >= 30 {
             weights = [(.whileUsing, 0.58), (.onlyThisTime, 0.16)]
@@ -233,7 +263,7 @@ struct AndroidScript {
             weights = [(.whileUsing, 0.74)]
         }
         weights.append((.deny, deny))
-        if asked.contains(.background) && api >= 29 { weights.append((.allowAllTheTime, api == 29 ? 0.25 : 0.1)) }
+        if asked.contains(.background) && api == 29 { weights.append((.allowAllTheTime, 0.25)) }
         let choice = choose(weights)
         let result: PermissionsResult
         switch choice {
@@ -250,11 +280,13 @@ struct AndroidScript {
         oneTime = choice.isOneTime
     }
 
-    /// API 31+: the upgrade from approximate to precise.
+    /// API 31+: the upgrade from approximate to precise; "Keep approximate" is a precise denial
+    /// (D11), with `fine` in the rationale after the first and out of it after the second.
     mutating func answerPrecise(_ asked: Set<AndroidPermission>) {
-        let precise = device.chance(0.55)
+        let precise = device.chance(0.5)
         let kept: Set<AndroidPermission> = precise ? [.coarse, .fine] : [.coarse]
-        device.emit(.permissionsResult(PermissionsResult(granted: kept.intersection(asked), denied: asked.subtracting(kept))))
+        let rationaleSet = precise ? nil : rationale(after: device.state.android.preciseDenials, for: [.fine])
+        device.emit(.permissionsResult(PermissionsResult(granted: kept.intersection(asked), denied: asked.subtracting(kept), rationale: rationaleSet)))
     }
 
     /// API 29: "Allow all the time", "Keep while-in-use access" and, when foreground was asked
@@ -349,10 +381,15 @@ struct AndroidScript {
     }
 
     /// API 31+: approximate location granted, then a feature that needs precise asks for fine
-    /// and coarse again: the upgrade dialog (D2).
+    /// and coarse again: the upgrade dialog (D2), and after a decline now and then again, which
+    /// a second decline blocks (D11).
     mutating func askPrecise() {
         guard api >= 31, app.wantsPrecise, !oneTime, granted.contains(.coarse), !granted.contains(.fine) else { return }
-        if device.chance(0.6) { request([.coarse, .fine]) }
+        guard device.chance(0.6) else { return }
+        request([.coarse, .fine])
+        for _ in 0..<2 where !granted.contains(.fine) && granted.contains(.coarse) && device.chance(0.5) {
+            request([.coarse, .fine])
+        }
     }
 
     /// "Allow all the time" for the apps that want it, after a foreground grant (D4): the API 29
@@ -440,6 +477,27 @@ struct AndroidScript {
         if device.chance(0.5) { askForeground() }
     }
 
+    /// A new installation: a new `installId` on every context from now on (I1).
+    mutating func install() {
+        installs += 1
+        installID = "install-\(installs)-\(device.index(below: 1 << 30))"
+        context.installID = installID
+    }
+
+    /// The app deleted and installed again now and then (I1): Android forgets its permissions,
+    /// the device id stays, and the new install reports a new `installId` at its first launch.
+    mutating func reinstallNowAndThen() {
+        guard device.chance(0.08) else { return }
+        terminate()
+        install()
+        granted = grantedAtInstall ? context.declaredAndroidPermissions.intersection(AndroidPermission.requestable) : []
+        oneTime = false
+        device.emit(.contextReported(context))
+        appState(.foreground)
+        if device.chance(0.3) { observe() }
+        if device.chance(0.7) { askForeground() }
+    }
+
     // MARK: - Devices and apps
 
     /// API levels about as devices run them; the app's builds with their targetSdk (some old
@@ -456,7 +514,7 @@ struct AndroidScript {
         let wantsBackground = device.chance(0.45)
         let asksFineAlone = device.chance(0.1)
         let asksTogether = device.chance(0.3)
-        let reportsRationale = device.chance(0.7)
+        let reportsRationale = device.chance(0.85)
         let usesForegroundService = device.chance(0.3)
         let app = AndroidApp(
             wantsPrecise: wantsPrecise, wantsBackground: wantsBackground, asksFineAlone: wantsPrecise && asksFineAlone,

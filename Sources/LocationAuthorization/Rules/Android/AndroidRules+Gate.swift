@@ -38,7 +38,8 @@ extension AndroidRules {
             return GateVerdict(.needsAlways, api == 29 ? .requestBackground : .openBackgroundSettings)
         }
         if feature.needsFullAccuracy && android.foreground == .approximate {
-            return GateVerdict(.reducedAccuracy, .requestPrecise)
+            // D11: a blocked precise is answered at once; only Settings can turn it on.
+            return GateVerdict(.reducedAccuracy, android.preciseBlocked ? .openSettings : .requestPrecise)
         }
         return .authorized
     }

@@ -1,8 +1,9 @@
-/// Android's rules (SPEC §12, ids D1-D10): the second platform behind `PlatformRules`. Android's
+/// Android's rules (SPEC §12, ids D1-D11 and I1): the second platform behind `PlatformRules`. Android's
 /// own state (`DeviceState.android`) is mapped onto the shared fields after every event, so that
 /// the status, the gate's table and the analytics stay one for both platforms. The rules are
-/// methods of `DeviceState` in `DeviceState+AndroidRules.swift`; the gate is in
-/// `AndroidRules+Gate.swift`.
+/// methods of `DeviceState` in `DeviceState+AndroidRules.swift` (context, requests,
+/// observations), `DeviceState+AndroidAnswers.swift` and `DeviceState+AndroidSettings.swift`;
+/// the gate is in `AndroidRules+Gate.swift`.
 public enum AndroidRules: PlatformRules {
     public static func apply(_ event: LocationEvent, to state: inout DeviceState) throws(AuthorizationRejection) -> [Effect] {
         var next = state

@@ -1,6 +1,9 @@
-/// Android's rules D1-D10 (SPEC §12). Sources: developer.android.com's location and runtime
-/// permission pages, the Android 10/11/12/14 behaviour changes, app hibernation, and AOSP, summed
-/// up with their addresses in `docs/rules.md`.
+/// Android's rules (SPEC §12): the mapping, the context (D1, I1), requests (D1-D5, D11's block)
+/// and observations (D6, D9). Answers are in `DeviceState+AndroidAnswers.swift`, Settings, resets
+/// and the app's state (D7, D8, D10) in `DeviceState+AndroidSettings.swift`. Sources:
+/// developer.android.com's location and runtime permission pages, the Android 10/11/12/14
+/// behaviour changes, app hibernation, and AOSP's PermissionController, summed up with their
+/// addresses in `docs/rules.md`.
 extension DeviceState {
     // MARK: - Mapping
 
@@ -25,17 +28,26 @@ extension DeviceState {
         inferredAllowWhileUsing = false
     }
 
-    /// A foreground grant. Below API 29 there is no separate background permission, and apps
-    /// targeting API 28 or lower on API 29+ get background with it (D4).
-    private mutating func grantForeground(_ grant: ForegroundGrant) {
+    /// A foreground grant. Below API 29 there is no separate background permission: a
+    /// foreground grant includes it. From API 29 background is granted only when chosen (D3, D4).
+    mutating func grantForeground(_ grant: ForegroundGrant) {
         android.foreground = grant
-        if context.androidAPILevel < 29 || context.androidTargetSdk <= 28 { android.background = true }
+        if context.androidAPILevel < 29 { android.background = true }
+    }
+
+    /// API 31+ with targetSdk 31+: the accuracy choice, the coarse-with-fine rule, the `precise`
+    /// upgrade prompt and D11's precise denials. AOSP's GrantPermissionsViewModel applies them
+    /// only to apps targeting S (31) or later.
+    var androidAccuracyRules: Bool {
+        context.androidAPILevel >= 31 && context.androidTargetSdk >= 31
     }
 
     // MARK: - Context
 
     /// C1 on Android. The first Android context must give `apiLevel` and `targetSdk`; D1: below
     /// API 23 (or targetSdk 23) every declared permission is granted at install.
+    /// I1: a new `installId` returns the permission state to a new install's (D1's grants
+    /// included).
     mutating func applyAndroidContext(_ report: DeviceContext) throws(AuthorizationRejection) -> [Effect] {
         let installing = context.platform != .android
         if installing {
@@ -51,13 +63,15 @@ extension DeviceState {
             self = DeviceState()
             context = kept
         }
+        let reinstall = applyInstallation(of: report)
         if let osVersion = report.osVersion { context.osVersion = osVersion }
         if let appVersion = report.appVersion { context.appVersion = appVersion }
         if let apiLevel = report.apiLevel { context.apiLevel = apiLevel }
         if let targetSdk = report.targetSdk { context.targetSdk = targetSdk }
         if let declared = report.declaredPermissions { context.declaredPermissions = declared }
-        // D1: granted at install (the first Android context), not again at later launches.
-        if installing && (context.androidAPILevel < 23 || context.androidTargetSdk < 23) {
+        // D1: granted at install (the first Android context, or a reinstall's), not again at
+        // later launches.
+        if (installing || !reinstall.isEmpty) && (context.androidAPILevel < 23 || context.androidTargetSdk < 23) {
             let declared = context.declaredAndroidPermissions
             if declared.contains(.fine) {
                 android.foreground = .precise
@@ -66,13 +80,13 @@ extension DeviceState {
             }
             android.background = android.foreground != .none
         }
-        return []
+        return reinstall
     }
 
-    // MARK: - Requests (D1-D5)
+    // MARK: - Requests (D1-D5, D11)
 
     /// `permissionsRequested`: an undeclared permission fails and drops out first; then the first
-    /// of D1, D3, D5's block, a pending prompt, D4 and D2.
+    /// of D1, D3, D5's block, D11's block, a pending prompt, D4 and D2.
     mutating func applyPermissionsRequest(_ requested: Set<AndroidPermission>) -> [Effect] {
         var effects: [Effect] = []
         let undeclared = requested.subtracting(context.declaredAndroidPermissions)
@@ -95,6 +109,10 @@ extension DeviceState {
         if (foregroundAsked && android.foregroundBlocked) || (!foregroundAsked && android.backgroundBlocked) {
             return effects + [.noEffect(.blocked)]
         }
+        // D11: so does the upgrade to a blocked precise.
+        if asked.contains(.fine) && android.foreground == .approximate && android.preciseBlocked {
+            return effects + [.noEffect(.blocked)]
+        }
         if pendingPrompt != nil { return effects + [.noEffect(.promptPending)] }
         if !foregroundAsked {
             // D4: background alone.
@@ -102,19 +120,23 @@ extension DeviceState {
             if android.background || api < 29 { return effects + [.noEffect(.alreadyDetermined)] }
             return effects + showAndroid(api == 29 ? .backgroundDialog : .backgroundSettings, for: asked)
         }
-        // D2: API 31+ ignores fine without coarse.
-        if api >= 31 && asked.intersection([.coarse, .fine]) == [.fine] {
+        // D2: API 31+ with targetSdk 31+ ignores fine without coarse, the upgrade included.
+        if androidAccuracyRules && asked.intersection([.coarse, .fine]) == [.fine] {
             return effects + [.noEffect(.fineNeedsCoarse)]
         }
         switch android.foreground {
         case .none:
-            return effects + showAndroid(.foreground, for: asked)
+            // D4: targetSdk 28 or lower on API 29: Android adds background to every foreground
+            // request, and the dialog offers "Allow all the time" (D3's API 29 case).
+            let shown = api == 29 && target <= 28 ? asked.union([.background]) : asked
+            return effects + showAndroid(.foreground, for: shown)
         case .approximate where asked.contains(.fine):
-            // Android 12+ shows the upgrade; before, the ordinary dialog asks for fine.
-            return effects + showAndroid(api >= 31 ? .precise : .foreground, for: asked)
+            // The upgrade dialog from targetSdk 31 on Android 12+; before, the ordinary dialog
+            // asks for fine.
+            return effects + showAndroid(androidAccuracyRules ? .precise : .foreground, for: asked)
         case .approximate, .precise:
             // Foreground already granted; on API 29 (or targetSdk < 30) background asked with it
-            // shows the background dialog.
+            // shows the background prompt.
             if backgroundAsked && !android.background && api >= 29 {
                 return effects + showAndroid(api == 29 ? .backgroundDialog : .backgroundSettings, for: asked)
             }
@@ -128,105 +150,8 @@ extension DeviceState {
         return [.promptShown(prompt)]
     }
 
-    // MARK: - Results (D5, D6, D9)
-
-    /// `permissionsResult`. With a prompt pending it is the answer, inferred as O2 does (the
-    /// While-using form where a one-time grant looks the same); with none, Android answered at
-    /// once and the result reconciles the permissions it names (D9).
-    mutating func applyPermissionsResult(_ result: PermissionsResult) -> [Effect] {
-        guard let prompt = pendingPrompt, prompt.isAndroid else {
-            if result.interrupted { return [.noEffect(.unchanged)] }
-            var granted = currentPermissions
-            granted.subtract(result.denied)
-            granted.formUnion(result.granted)
-            return reconcilePermissions(granted: granted, locationEnabled: nil)
-        }
-        let requested = android.pendingRequest
-        pendingPrompt = nil
-        android.pendingRequest = []
-        // Dismissed: the prompt ends, nothing else changes.
-        if result.interrupted { return [.noEffect(.unchanged)] }
-        let beforeStatus = status
-        let beforeAccuracy = effectiveAccuracy
-        let api = context.androidAPILevel
-        let choice: PromptChoice
-        switch prompt {
-        case .foreground:
-            let fine = result.granted.contains(.fine)
-            if fine || result.granted.contains(.coarse) {
-                grantForeground(fine ? .precise : .approximate)
-                if result.granted.contains(.background) {
-                    android.background = true
-                    choice = .allowAllTheTime
-                } else if requested.contains(.background) {
-                    // API 29 (or targetSdk < 30): background asked with foreground and not granted.
-                    countDenial(foreground: false, result: result, requested: requested)
-                    choice = .whileUsing
-                } else if api >= 31 && requested.contains(.coarse) && requested.contains(.fine) {
-                    choice = fine ? .preciseWhileUsing : .approximateWhileUsing
-                } else {
-                    choice = .whileUsing
-                }
-                android.correctableAnswer = choice.oneTimeForm == nil ? nil : choice
-                android.leftForegroundSinceAnswer = !inForeground
-            } else {
-                choice = .deny
-                countDenial(foreground: true, result: result, requested: requested)
-            }
-        case .backgroundDialog, .backgroundSettings:
-            if result.granted.contains(.background) {
-                android.background = true
-                choice = .allowAllTheTime
-            } else if !result.denied.isDisjoint(with: [.coarse, .fine]) {
-                // Deny revokes the foreground grant too.
-                android.foreground = .none
-                android.background = false
-                choice = .deny
-                countDenial(foreground: false, result: result, requested: requested)
-            } else {
-                choice = prompt == .backgroundDialog ? .keepWhileUsing : .allowWhileUsing
-                countDenial(foreground: false, result: result, requested: requested)
-            }
-        default:
-            // `precise`: approximate kept is a grant, not a denial.
-            if result.granted.contains(.fine) {
-                android.foreground = .precise
-                choice = .precise
-            } else {
-                choice = .keepApproximate
-            }
-        }
-        syncAndroidMapping()
-        var effects: [Effect] = [.answerInferred(prompt: prompt, choice: choice), .reconciled(from: beforeStatus, to: status)]
-        if beforeAccuracy != effectiveAccuracy { effects.append(.accuracyChanged(from: beforeAccuracy, to: effectiveAccuracy)) }
-        return effects
-    }
-
-    /// D5: a denial counts for its group. API 30+: the second blocks it. Below 30: a result whose
-    /// `rationale` list leaves out the group's permission blocks it ("don't ask again").
-    private mutating func countDenial(foreground: Bool, result: PermissionsResult, requested: Set<AndroidPermission>) {
-        let group: Set<AndroidPermission> = foreground ? requested.intersection([.coarse, .fine]) : [.background]
-        var denials = foreground ? android.foregroundDenials : android.backgroundDenials
-        denials = min(denials + 1, AndroidPermissionState.maxCountedDenials)
-        let blocks: Bool
-        if context.androidAPILevel >= 30 {
-            blocks = denials >= 2
-        } else if let rationale = result.rationale {
-            blocks = rationale.isDisjoint(with: group)
-        } else {
-            blocks = false
-        }
-        if foreground {
-            android.foregroundDenials = denials
-            android.foregroundBlocked = android.foregroundBlocked || blocks
-        } else {
-            android.backgroundDenials = denials
-            android.backgroundBlocked = android.backgroundBlocked || blocks
-        }
-    }
-
     /// The permissions the state holds, as `checkSelfPermission` would report them.
-    private var currentPermissions: Set<AndroidPermission> {
+    var currentPermissions: Set<AndroidPermission> {
         var granted: Set<AndroidPermission> = []
         switch android.foreground {
         case .precise: granted = [.coarse, .fine]
@@ -261,6 +186,7 @@ extension DeviceState {
         // A group the device grants is not blocked any more (the person granted it in Settings).
         if foreground != .none { android.foregroundBlocked = false }
         if android.background { android.backgroundBlocked = false }
+        if foreground == .precise { android.preciseBlocked = false }
         if let locationEnabled { locationServicesEnabled = locationEnabled }
         if gained {
             pendingPrompt = nil
@@ -279,73 +205,6 @@ extension DeviceState {
             if beforeAccuracy != effectiveAccuracy { effects.append(.accuracyChanged(from: beforeAccuracy, to: effectiveAccuracy)) }
         }
         if let correction { effects.append(correction) }
-        return effects
-    }
-
-    // MARK: - D7, D8, D10
-
-    /// D7: the app's location page in Settings.
-    mutating func applyAndroidSettings(authorization setting: SettingsAuthorization?, preciseLocation: Bool?) throws(AuthorizationRejection) {
-        if setting == .askNextTime {
-            throw AuthorizationRejection(
-                .notOnThisPlatform, "data.authorization: askNextTime is Apple's; Android's Settings offer always, whileUsing, askEveryTime, never",
-                field: "data.authorization")
-        }
-        android.correctableAnswer = nil
-        android.leftForegroundSinceAnswer = false
-        let preciseDeclared = context.declaredAndroidPermissions.contains(.fine)
-        switch setting {
-        case .always, .whileUsing:
-            if android.foreground == .none { grantForeground(preciseDeclared ? .precise : .approximate) }
-            // "Allow only while using the app" takes background away, a legacy app's too.
-            android.background = setting == .always
-            android.foregroundBlocked = false
-            if setting == .always { android.backgroundBlocked = false }
-        case .askEveryTime:
-            // AOSP revokes with the one-time flag and clears USER_SET: ask again.
-            android = AndroidPermissionState()
-        case .never:
-            android.foreground = .none
-            android.background = false
-            android.foregroundBlocked = true
-            android.backgroundBlocked = true
-        case .askNextTime, nil:
-            break
-        }
-        if setting != nil {
-            pendingPrompt = nil
-            android.pendingRequest = []
-        }
-        if let preciseLocation, android.foreground != .none {
-            android.foreground = preciseLocation ? .precise : .approximate
-        }
-    }
-
-    /// D8: after months unused every grant returns to none, and the app may ask again.
-    mutating func applyPermissionsReset() {
-        android = AndroidPermissionState()
-        pendingPrompt = nil
-    }
-
-    /// The app's use state; D10: a location foreground service needs a foreground grant on API
-    /// 34+, and with targetSdk 34+ the `foregroundServiceLocation` declaration; a refused start
-    /// leaves the app out of use. D6's clock starts when the app leaves the foreground without
-    /// such a service, or terminates.
-    mutating func applyAndroidAppState(_ state: AppState, foregroundService: Bool) -> [Effect] {
-        var effects: [Effect] = []
-        var serviceRuns = foregroundService
-        if foregroundService && context.androidAPILevel >= 34 {
-            let undeclared = context.androidTargetSdk >= 34 && !context.declaredAndroidPermissions.contains(.foregroundServiceLocation)
-            if undeclared || android.foreground == .none {
-                effects.append(.failed(.foregroundServiceNotAllowed, keys: undeclared ? [AndroidPermission.foregroundServiceLocation.manifestName] : []))
-                serviceRuns = false
-            }
-        }
-        inForeground = state == .foreground
-        inUse = state == .foreground || (state == .background && serviceRuns)
-        if android.correctableAnswer != nil && (state == .terminated || (state == .background && !serviceRuns)) {
-            android.leftForegroundSinceAnswer = true
-        }
         return effects
     }
 }

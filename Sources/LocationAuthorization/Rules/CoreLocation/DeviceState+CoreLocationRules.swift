@@ -9,6 +9,8 @@ extension DeviceState {
                                  ("declaredPermissions", report.declaredPermissions != nil)] where present {
             throw AuthorizationRejection(.notOnThisPlatform, "data.\(field): only an Android context has it", field: "data.\(field)")
         }
+        // I1: a new installation starts from a new install's permission state.
+        let reinstall = applyInstallation(of: report)
         if let reduced = report.defaultAccuracyReduced, context.defaultAccuracyReduced == nil, reduced {
             accuracy = .reduced
         }
@@ -29,7 +31,7 @@ extension DeviceState {
             ? dropUnsupportedSessions() : suspendSessionsForRelaunch()
         // A background activity that kept the app in use is no longer held (S1).
         if wasInUse && !isInUse { leaveUse() }
-        return effects
+        return reinstall + effects
     }
 
     // MARK: - A rules

@@ -233,6 +233,10 @@ extension DeviceState {
         if diagnostic.source == .monitor {
             sessionState.monitorLimited = flags.contains(.conditionLimitExceeded)
         }
+        // Core Location sets `serviceSessionRequired` only for an app that adopted
+        // NSLocationRequireExplicitServiceSession (Apple's header): the diagnostic proves it, as a
+        // context report would.
+        if flags.contains(.serviceSessionRequired) { context.requireExplicitServiceSession = true }
         if authorization != .authorizedWhenInUse { inferredAllowWhileUsing = false }
         let accuracyEffect: [Effect] =
             beforeAccuracy != effectiveAccuracy ? [.accuracyChanged(from: beforeAccuracy, to: effectiveAccuracy)] : []
