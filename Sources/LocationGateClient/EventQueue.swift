@@ -17,6 +17,9 @@ import Synchronization
 /// `compactionThreshold`), the journal is rewritten with the pending ones alone, so the files
 /// stay within about twice the bounds.
 ///
+/// The directory also keeps the installation's id (`installId`, SPEC I1) in a file of its own,
+/// made at the first open; every `contextReported` appended carries it.
+///
 /// Calls are synchronous, so that a Core Location delegate callback can record before it
 /// returns; each change costs one fsync, done under a lock. Use one queue per directory: a
 /// second one on the same directory, in this process or another, is refused with `.locked`.
@@ -36,14 +39,22 @@ public final class EventQueue: Sendable {
     public let maxEvents: Int
     /// How many acknowledged records the journal keeps before a compaction may drop them.
     public let compactionThreshold: Int
+    /// The app's own id of this installation (SPEC I1): a random UUID made the first time a queue
+    /// opens `directory`, kept in a file there, and the same at every later open. Deleting the
+    /// app deletes the directory, so a reinstall gets a new one. `append(_:)` adds it to the
+    /// `data` of every `contextReported`, which lets the server tell a reinstall (the
+    /// authorization reset) from a relaunch even when `deviceId` outlives the app.
+    public let installId: String
 
     private let state: Mutex<QueueState>
 
-    /// Opens the queue in `directory`, creating it if need be, and reads what is pending.
+    /// Opens the queue in `directory`, creating it if need be, reads the installation's id (making
+    /// it at the first open) and reads what is pending.
     ///
-    /// On iOS put it in Application Support (not Caches, which the system may empty) and keep
-    /// the default data protection, `completeUntilFirstUserAuthentication`, if the app records
-    /// events while launched in the background before the first unlock.
+    /// On iOS put it in Application Support (not Caches, which the system may empty: a new
+    /// install id would read as a reinstall) and keep the default data protection,
+    /// `completeUntilFirstUserAuthentication`, if the app records events while launched in the
+    /// background before the first unlock.
     public init(
         directory: URL,
         maxBytes: Int = EventQueue.defaultMaxBytes,
@@ -55,6 +66,7 @@ public final class EventQueue: Sendable {
         self.maxEvents = maxEvents
         self.compactionThreshold = compactionThreshold
         let opened = try QueueState.open(QueueFiles(directory: directory))
+        self.installId = opened.installID
         self.state = Mutex(opened)
     }
 
@@ -63,14 +75,15 @@ public final class EventQueue: Sendable {
     }
 
     /// Stores `submission` durably and returns it as stored (its time at the millisecond
-    /// precision of RFC 3339, as the server will see it).
+    /// precision of RFC 3339, as the server will see it). A `contextReported` is stored and sent
+    /// with `installId` in its `data`.
     ///
     /// Throws `.full` when the queue is at its bounds (nothing is stored: see `EventQueueError.full`
     /// for why the new event is the one to drop), `.invalidEvent` when no server would accept
     /// the event, `.duplicateID` when its id is already in use.
     @discardableResult
     public func append(_ submission: EventSubmission) throws(EventQueueError) -> EventSubmission {
-        let event = try Self.encode(submission)
+        let event = try Self.encode(submission, installId: installId)
         let (maxEvents, maxBytes) = (self.maxEvents, self.maxBytes)
         try state.withLock { (state) throws(EventQueueError) -> Void in
             try state.append(event, maxEvents: maxEvents, maxBytes: maxBytes)
@@ -126,10 +139,16 @@ public final class EventQueue: Sendable {
     }
 
     /// The JSON an event is stored and sent as, checked by reading it back the way the server
-    /// will, so that an event no server would accept fails here, at the call that made it.
-    static func encode(_ submission: EventSubmission) throws(EventQueueError) -> QueuedEvent {
+    /// will, so that an event no server would accept fails here, at the call that made it. A
+    /// context gets `installId` in its `data` (SPEC I1).
+    static func encode(_ submission: EventSubmission, installId: String) throws(EventQueueError) -> QueuedEvent {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var submission = submission
+        if case .contextReported(var context) = submission.event, context.installID == nil {
+            context.installID = installId
+            submission.event = .contextReported(context)
+        }
         let payload: Data
         do {
             payload = try encoder.encode(submission)

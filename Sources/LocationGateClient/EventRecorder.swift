@@ -14,7 +14,8 @@ import LocationAuthorization
 public final class EventRecorder: Sendable {
     /// The app's opaque id of the person (1 to 128 of `[A-Za-z0-9._:@-]`).
     public let userId: String
-    /// The app's opaque id of this device, such as `identifierForVendor` (same bounds).
+    /// The app's opaque id of this device, such as `identifierForVendor` (same bounds). It may
+    /// outlive a reinstall; the install id (`EventQueue.installId`) does not.
     public let deviceId: String
     public let queue: EventQueue
     private let clock: @Sendable () -> Date
@@ -30,6 +31,10 @@ public final class EventRecorder: Sendable {
     /// The app launched or was updated: the device's platform, OS version and the build's
     /// Info.plist keys (C1). Report it at every launch, before any request, so that the server
     /// applies the rules of this OS and knows which usage descriptions are missing (K1-K3).
+    ///
+    /// The queue adds the installation's id (`EventQueue.installId`, I1) to the event's `data`:
+    /// a reinstall resets Core Location's authorization, and the new id tells the server so
+    /// even when `deviceId` stays the same.
     @discardableResult
     public func launched(context: DeviceContext) throws(EventQueueError) -> EventSubmission {
         try record(.contextReported(context))

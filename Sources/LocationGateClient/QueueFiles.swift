@@ -16,6 +16,8 @@ struct QueueFiles {
     static let acksName = "events.acks"
     static let compactingName = "events.journal.compacting"
     static let lockName = "lock"
+    static let installIDName = "install-id"
+    static let installIDWritingName = "install-id.writing"
 
     let directory: URL
 
@@ -27,6 +29,11 @@ struct QueueFiles {
     var compacting: URL { directory.appendingPathComponent(Self.compactingName) }
     /// Held with `flock` while a queue has the directory open.
     var lock: URL { directory.appendingPathComponent(Self.lockName) }
+    /// The installation's id (`InstallID`, SPEC I1), written once, at the first open.
+    var installID: URL { directory.appendingPathComponent(Self.installIDName) }
+    /// The id while it is written; renamed to `installID` once on disk. A leftover one is from a
+    /// crash and is written over.
+    var installIDWriting: URL { directory.appendingPathComponent(Self.installIDWritingName) }
 
     /// Creates `url` empty unless it exists; true when it was created.
     static func createIfMissing(_ url: URL) throws(EventQueueError) -> Bool {

@@ -11,6 +11,8 @@ import LocationAuthorization
 /// successful calls said.
 struct QueueState {
     let files: QueueFiles
+    /// The installation's id, read or made when the queue opened (`InstallID`, SPEC I1).
+    let installID: String
     /// Kept open for the `flock` it holds.
     var lockHandle: FileHandle
     var journal: FileHandle
@@ -34,8 +36,8 @@ struct QueueState {
 
     // MARK: - Opening
 
-    /// Opens (creating if need be) the queue in `files.directory`, locks it, cuts a torn tail off
-    /// either file, and reads the pending events.
+    /// Opens (creating if need be) the queue in `files.directory`, locks it, reads or makes the
+    /// installation's id, cuts a torn tail off either file, and reads the pending events.
     static func open(_ files: QueueFiles) throws(EventQueueError) -> QueueState {
         try QueueFiles.io("cannot create \(files.directory.path)") {
             try FileManager.default.createDirectory(at: files.directory, withIntermediateDirectories: true)
@@ -47,14 +49,16 @@ struct QueueState {
             throw EventQueueError.locked(files.directory.path)
         }
         do throws(EventQueueError) {
-            return try read(files, lockHandle: lockHandle)
+            // Under the lock, so that two processes sharing the directory never make two ids.
+            let installID = try InstallID.loadOrCreate(files)
+            return try read(files, lockHandle: lockHandle, installID: installID)
         } catch {
             try? lockHandle.close()
             throw error
         }
     }
 
-    private static func read(_ files: QueueFiles, lockHandle: FileHandle) throws(EventQueueError) -> QueueState {
+    private static func read(_ files: QueueFiles, lockHandle: FileHandle, installID: String) throws(EventQueueError) -> QueueState {
         // A compaction that crashed before its rename left this; the journal beside it is whole.
         if FileManager.default.fileExists(atPath: files.compacting.path) {
             try QueueFiles.io("cannot remove \(files.compacting.path)") {
@@ -107,7 +111,7 @@ struct QueueState {
             try cut(acks, to: acksBytes, name: files.acks.path)
         }
         return QueueState(
-            files: files, lockHandle: lockHandle, journal: journal, acks: acks,
+            files: files, installID: installID, lockHandle: lockHandle, journal: journal, acks: acks,
             pending: pending, pendingIDs: pendingIDs, pendingBytes: pendingBytes,
             acknowledged: acknowledged, journalBytes: journalScan.validLength,
             journalRecords: journalScan.payloads.count, acksBytes: acksBytes)

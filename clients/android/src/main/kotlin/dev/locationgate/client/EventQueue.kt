@@ -33,8 +33,13 @@ class EventQueueIoException(message: String, cause: Throwable? = null) : EventQu
 
 /**
  * A durable, bounded, on-disk queue of the events an app recorded and the server has not yet
- * acknowledged (SPEC §10, §12), in one directory of the app's own storage (`context.filesDir`,
- * not the cache directory, which the system may empty).
+ * acknowledged (SPEC §10, §12), in one directory of the app's own storage: under
+ * `context.noBackupFilesDir`, not the cache directory, which the system may empty, and not a
+ * directory that Auto Backup saves and restores on reinstall (`filesDir`), which would bring
+ * back the install id and events of an earlier installation.
+ *
+ * The directory also keeps the installation's id (`installId`, SPEC I1) in a file of its own,
+ * `install-id`, made at the first open under the directory's lock.
  *
  * An event is on disk, fsynced, before `append` returns, and stays there until `remove` says the
  * server has it: a crash, a kill or a relaunch in between loses nothing, and a removed event never
@@ -69,6 +74,16 @@ class EventQueue @JvmOverloads constructor(
 
     private val lockHandle: RandomAccessFile
     private val lock: FileLock
+
+    /**
+     * The app's own id of this installation (SPEC I1): a random UUID made the first time a queue
+     * opens `directory`, kept in a file there, the same at every later open. Uninstalling the app
+     * deletes the directory, so a reinstall gets a new one. Give it to `AndroidEvents`, which
+     * sends it in every `contextReported`: that is how the server tells a reinstall (Android
+     * reset the permissions) from a relaunch when `deviceId`, such as ANDROID_ID, stays.
+     */
+    val installId: String
+
     private var journal: RandomAccessFile
     private var acks: RandomAccessFile
     private val pending = ArrayList<Pending>()
@@ -102,6 +117,13 @@ class EventQueue @JvmOverloads constructor(
             throw EventQueueLockedException(directory.path)
         }
         lock = acquired
+        // Under the lock, so that two processes sharing the directory never make two ids.
+        installId = try {
+            InstallIdFile.readOrCreate(directory) { syncDirectory() }
+        } catch (error: Throwable) {
+            lockHandle.close()
+            throw error
+        }
         try {
             // A compaction that crashed before its rename left this; the journal beside it is whole.
             if (compactingFile.exists() && !compactingFile.delete()) throw EventQueueIoException("cannot remove ${compactingFile.path}")

@@ -58,23 +58,32 @@ enum class SettingsAuthorization(val specName: String) {
  * the time it was recorded. Queue each at once (`EventQueue.append`): the id is given now, not
  * when the event is sent, so that every retry carries the same idempotency key.
  *
+ * `installId` is the app's own id of this installation (SPEC I1): pass the queue's,
+ * `EventQueue.installId`, which the queue made at the app's first launch and keeps in its
+ * directory. Every `contextReported` carries it. Uninstalling the app deletes that directory
+ * while ANDROID_ID (or whatever `deviceId` is) may stay, so a reinstall reports a new install
+ * id and the server resets the permission state, as Android did.
+ *
  * Values no server would accept (an id outside `[A-Za-z0-9._:@-]{1,128}`, an `appVersion` over
  * 64 bytes or with control characters, an API level outside 1..99, an empty request...) throw
  * `IllegalArgumentException` here, at the call that made them, rather than being refused by the
  * server later.
  *
+ * @param installId the queue's `EventQueue.installId`; 1 to 64 bytes with no control characters.
  * @param clock the time of each event, in milliseconds since the epoch; tests pass a fixed one.
  * @param newId each event's id; tests may pass a counter, apps keep the random UUID.
  */
 class AndroidEvents @JvmOverloads constructor(
     val userId: String,
     val deviceId: String,
+    val installId: String,
     private val clock: () -> Long = { System.currentTimeMillis() },
     private val newId: () -> String = { UUID.randomUUID().toString() }
 ) {
     init {
         requireIdentifier("userId", userId)
         requireIdentifier("deviceId", deviceId)
+        requireClientText("installId", installId, InstallIdFile.MAX_BYTES)
     }
 
     /**
@@ -83,6 +92,7 @@ class AndroidEvents @JvmOverloads constructor(
      * `applicationInfo.targetSdkVersion`, `declaredPermissions` the location permissions of the
      * manifest (null: the server assumes all four). `osVersion` is optional; pass
      * `osVersionOrNull(Build.VERSION.RELEASE)`, which drops a release name that is not numeric.
+     * `installId` is added from the constructor (SPEC I1): the app does not pass it here.
      */
     @JvmOverloads
     fun contextReported(
@@ -105,6 +115,7 @@ class AndroidEvents @JvmOverloads constructor(
         }
         data.number("apiLevel", apiLevel.toLong()).number("targetSdk", targetSdk.toLong())
         if (declaredPermissions != null) data.strings("declaredPermissions", names(declaredPermissions))
+        data.string("installId", installId)
         return event("contextReported", data)
     }
 
@@ -117,64 +128,75 @@ class AndroidEvents @JvmOverloads constructor(
 
     /**
      * `onRequestPermissionsResult` in SPEC names. `rationale` is the set for which
-     * `shouldShowRequestPermissionRationale` is true after the result (null when not checked:
-     * below API 30 the server then cannot tell "don't ask again", D5).
+     * `shouldShowRequestPermissionRationale` is true right after the result, among the permissions
+     * asked for; it is always sent, because only a denial changes that answer: it is how the
+     * server tells a dialog closed without an answer from a denial, and, below API 30, a denial
+     * with "don't ask again" from one without (D5, D11). The `permissionsResultFrom` functions
+     * work it out from the activity.
      */
     @JvmOverloads
     fun permissionsResult(
         granted: Set<AndroidPermission>,
         denied: Set<AndroidPermission>,
-        rationale: Set<AndroidPermission>? = null,
+        rationale: Set<AndroidPermission>,
         interrupted: Boolean = false
     ): Event {
         requireRuntime("granted", granted)
         requireRuntime("denied", denied)
         val both = granted.intersect(denied)
         require(both.isEmpty()) { "${names(both).joinToString()} is both granted and denied" }
-        if (rationale != null) requireRuntime("rationale", rationale)
+        requireRuntime("rationale", rationale)
         val data = JsonObjectWriter()
             .strings("granted", names(granted))
             .strings("denied", names(denied))
-        if (rationale != null) data.strings("rationale", names(rationale))
-        data.bool("interrupted", interrupted)
+            .strings("rationale", names(rationale))
+            .bool("interrupted", interrupted)
         return event("permissionsResult", data)
     }
 
     /**
      * The result of `ActivityResultContracts.RequestMultiplePermissions`: manifest names to
      * granted. Location permissions granted go to `granted`, refused ones to `denied`; other
-     * permissions are left out. An empty map is what Android hands over when the request was
-     * interrupted (the dialog dismissed, the activity recreated): `interrupted: true` with empty
-     * sets. `shouldShowRationale` holds the manifest names for which
-     * `shouldShowRequestPermissionRationale` is true after the result (check at least the
-     * location permissions requested); null when not checked.
+     * permissions are left out.
      *
-     * Null when the map is not empty but names no location permission: there is nothing to
-     * report.
+     * `shouldShowRationale` is the activity's `shouldShowRequestPermissionRationale` (for example
+     * `{ ActivityCompat.shouldShowRequestPermissionRationale(activity, it) }`); it is asked here,
+     * about each location permission of the result (the ones requested), and those it answers
+     * true for are `rationale`. Call this inside the result callback, so that the answers are the
+     * ones right after the result, before anything else can change them.
+     *
+     * An empty map is what Android hands over when the request was interrupted (the activity
+     * destroyed while the dialog showed, say): `interrupted: true` with empty sets, `rationale`
+     * included, without asking anything. Null when the map is not empty but names no location
+     * permission: there is nothing to report.
      */
-    fun permissionsResultFrom(result: Map<String, Boolean>, shouldShowRationale: Set<String>?): Event? {
+    fun permissionsResultFrom(result: Map<String, Boolean>, shouldShowRationale: (String) -> Boolean): Event? {
         if (result.isEmpty()) {
-            return permissionsResult(emptySet(), emptySet(), null, interrupted = true)
+            return permissionsResult(emptySet(), emptySet(), emptySet(), interrupted = true)
         }
         val granted = HashSet<AndroidPermission>()
         val denied = HashSet<AndroidPermission>()
+        val rationale = HashSet<AndroidPermission>()
         for ((name, isGranted) in result) {
             val permission = AndroidPermission.fromManifestName(name) ?: continue
             if (!permission.isRuntime) continue
             if (isGranted) granted.add(permission) else denied.add(permission)
+            if (shouldShowRationale(name)) rationale.add(permission)
         }
         if (granted.isEmpty() && denied.isEmpty()) return null
-        val rationale = shouldShowRationale?.mapNotNull { AndroidPermission.fromManifestName(it) }?.filter { it.isRuntime }?.toSet()
         return permissionsResult(granted, denied, rationale, interrupted = false)
     }
 
     /**
-     * Like the other `permissionsResultFrom`, asking `shouldShowRationale` (the activity's
-     * `shouldShowRequestPermissionRationale`) about each location permission of the result.
+     * The same from `Activity.onRequestPermissionsResult(requestCode, permissions, grantResults)`
+     * (after `ActivityCompat.requestPermissions`): `grantResults[i]` is `PERMISSION_GRANTED` (0)
+     * when `permissions[i]` was granted. Empty arrays are an interrupted request.
      */
-    fun permissionsResultFrom(result: Map<String, Boolean>, shouldShowRationale: (String) -> Boolean): Event? {
-        val names = result.keys.filter { AndroidPermission.fromManifestName(it)?.isRuntime == true }
-        return permissionsResultFrom(result, names.filter(shouldShowRationale).toSet())
+    fun permissionsResultFrom(permissions: Array<String>, grantResults: IntArray, shouldShowRationale: (String) -> Boolean): Event? {
+        require(permissions.size == grantResults.size) { "${permissions.size} permissions but ${grantResults.size} grant results" }
+        val result = LinkedHashMap<String, Boolean>()
+        for (index in permissions.indices) result[permissions[index]] = grantResults[index] == PERMISSION_GRANTED
+        return permissionsResultFrom(result, shouldShowRationale)
     }
 
     /**
@@ -278,7 +300,7 @@ class AndroidEvents @JvmOverloads constructor(
         }
 
         /** SPEC §1 strings: valid UTF-8, no control characters, bounded in bytes. */
-        private fun requireClientText(field: String, value: String, maxBytes: Int) {
+        internal fun requireClientText(field: String, value: String, maxBytes: Int) {
             for (c in value) require(c >= ' ' && c != '\u007F') { "$field holds a control character" }
             val bytes = utf8Length(field, value)
             require(bytes in 1..maxBytes) { "$field must be 1 to $maxBytes bytes of UTF-8" }

@@ -13,7 +13,11 @@ object EventMappingTests {
     /** 2026-11-22T10:00:00.123Z */
     private const val NOW = 1_795_341_600_123L
 
-    private fun events() = AndroidEvents("u-42", "d-7", clock = { NOW })
+    private fun events() = AndroidEvents("u-42", "d-7", TEST_INSTALL_ID, clock = { NOW })
+
+    /** The permissionsResult of `result`, asking `shouldShowRationale`; a test failure when there is none. */
+    private fun result(result: Map<String, Boolean>, shouldShowRationale: (String) -> Boolean): Event =
+        events().permissionsResultFrom(result, shouldShowRationale) ?: throw TestFailure("no permissionsResult for $result")
 
     val cases = listOf(
         TestCase("every event has a fresh lower-case UUID, the user, the device, the time and the type") {
@@ -33,11 +37,11 @@ object EventMappingTests {
         },
         TestCase("the id is given at record time, not at send time") {
             var counter = 0
-            val events = AndroidEvents("u", "d", clock = { NOW }, newId = { counter += 1; "00000000-0000-4000-8000-00000000000$counter" })
+            val events = AndroidEvents("u", "d", TEST_INSTALL_ID, clock = { NOW }, newId = { counter += 1; "00000000-0000-4000-8000-00000000000$counter" })
             val event = events.locationServicesChanged(true)
             expectEqual(event.id, "00000000-0000-4000-8000-000000000001", "id")
             expectEqual(counter, 1, "ids drawn")
-            expectThrows<IllegalArgumentException>("a non-UUID id") { AndroidEvents("u", "d", newId = { "not-a-uuid" }).permissionsReset() }
+            expectThrows<IllegalArgumentException>("a non-UUID id") { AndroidEvents("u", "d", TEST_INSTALL_ID, newId = { "not-a-uuid" }).permissionsReset() }
         },
         TestCase("contextReported: platform android, apiLevel, targetSdk, appVersion, declaredPermissions in SPEC order") {
             val event = events().contextReported(
@@ -52,8 +56,9 @@ object EventMappingTests {
             expectEqual(data["appVersion"], "1.2.3 (45)", "appVersion")
             expectEqual(data["osVersion"], "14", "osVersion")
             expectEqual(data["declaredPermissions"], listOf("coarse", "fine", "background", "foregroundServiceLocation"), "declaredPermissions")
+            expectEqual(data["installId"], TEST_INSTALL_ID, "installId")
             val bare = dataOf(events().contextReported(29, 30, null, null))
-            expectEqual(bare.keys, setOf("platform", "apiLevel", "targetSdk"), "optional fields left out")
+            expectEqual(bare.keys, setOf("platform", "apiLevel", "targetSdk", "installId"), "optional fields left out, installId always in")
         },
         TestCase("contextReported refuses what the server would refuse") {
             val events = events()
@@ -71,9 +76,21 @@ object EventMappingTests {
             expectEqual(AndroidEvents.osVersionOrNull("14"), "14", "osVersionOrNull 14")
             expectEqual(AndroidEvents.osVersionOrNull("UpsideDownCake"), null, "osVersionOrNull of a code name")
             expectEqual(AndroidEvents.osVersionOrNull("1.2.3.4"), null, "osVersionOrNull of four numbers")
-            expectThrows<IllegalArgumentException>("a userId with a space") { AndroidEvents("u 1", "d") }
-            expectThrows<IllegalArgumentException>("a deviceId of 129 characters") { AndroidEvents("u", "d".repeat(129)) }
-            AndroidEvents("user@example.com", "a:b.c_d-e")
+            expectThrows<IllegalArgumentException>("a userId with a space") { AndroidEvents("u 1", "d", TEST_INSTALL_ID) }
+            expectThrows<IllegalArgumentException>("a deviceId of 129 characters") { AndroidEvents("u", "d".repeat(129), TEST_INSTALL_ID) }
+            AndroidEvents("user@example.com", "a:b.c_d-e", TEST_INSTALL_ID)
+        },
+        TestCase("installId (SPEC I1) goes into every contextReported and no other event; one the server would refuse is refused here") {
+            val events = AndroidEvents("u", "d", "another-install", clock = { NOW })
+            expectEqual(dataOf(events.contextReported(34, 34, "1.0", null))["installId"], "another-install", "installId in the context")
+            expectEqual(dataOf(events.contextReported(35, 35, "1.1", null))["installId"], "another-install", "the same in the next context")
+            for (other in listOf(events.appStateChanged(AppState.FOREGROUND), events.permissionsObserved(emptySet()), events.permissionsReset())) {
+                expect("installId" !in dataOf(other)) { "${other.type} carries installId: ${other.json}" }
+            }
+            expectThrows<IllegalArgumentException>("an empty installId") { AndroidEvents("u", "d", "") }
+            expectThrows<IllegalArgumentException>("an installId of 65 bytes") { AndroidEvents("u", "d", "a".repeat(65)) }
+            expectThrows<IllegalArgumentException>("an installId with a control character") { AndroidEvents("u", "d", "id\n") }
+            AndroidEvents("u", "d", "a".repeat(64))
         },
         TestCase("appVersion text with quotes, backslashes and non-ASCII is escaped and reads back unaltered") {
             val version = "1.0 \"beta\" \\ café 🚀 / end"
@@ -87,46 +104,74 @@ object EventMappingTests {
             expectThrows<IllegalArgumentException>("empty") { events().permissionsRequested(emptySet()) }
             expectThrows<IllegalArgumentException>("foregroundServiceLocation") { events().permissionsRequested(setOf(AndroidPermission.FOREGROUND_SERVICE_LOCATION)) }
         },
-        TestCase("RequestMultiplePermissions {FINE: true, COARSE: true} → granted [coarse, fine], denied []") {
-            val event = events().permissionsResultFrom(mapOf(FINE to true, COARSE to true), emptySet())!!
+        TestCase("RequestMultiplePermissions {FINE: true, COARSE: true} → granted [coarse, fine], denied [], rationale []") {
+            val event = result(mapOf(FINE to true, COARSE to true)) { false }
             expectEqual(event.type, "permissionsResult", "type")
             val data = dataOf(event)
             expectEqual(data["granted"], listOf("coarse", "fine"), "granted")
             expectEqual(data["denied"], listOf<String>(), "denied")
-            expectEqual(data["rationale"], listOf<String>(), "rationale")
+            expectEqual(data["rationale"], listOf<String>(), "rationale: sent when empty too")
             expectEqual(data["interrupted"], false, "interrupted")
         },
-        TestCase("approximate chosen on API 31+: {FINE: false, COARSE: true} → granted [coarse], denied [fine]") {
-            val data = dataOf(events().permissionsResultFrom(mapOf(FINE to false, COARSE to true), setOf(FINE))!!)
+        TestCase("approximate chosen on API 31+: {FINE: false, COARSE: true} → granted [coarse], denied [fine]; rationale from the activity") {
+            val data = dataOf(result(mapOf(FINE to false, COARSE to true)) { it == FINE })
             expectEqual(data["granted"], listOf("coarse"), "granted")
             expectEqual(data["denied"], listOf("fine"), "denied")
             expectEqual(data["rationale"], listOf("fine"), "rationale")
         },
-        TestCase("an empty result map is an interrupted request: interrupted true, empty arrays") {
-            val data = dataOf(events().permissionsResultFrom(emptyMap(), setOf(FINE))!!)
-            expectEqual(data, mapOf<String, Any?>("granted" to listOf<String>(), "denied" to listOf<String>(), "interrupted" to true), "data")
+        TestCase("an empty result map is an interrupted request: interrupted true, empty arrays, rationale included, nothing asked") {
+            var asked = 0
+            val data = dataOf(result(emptyMap()) { asked += 1; true })
+            expectEqual(data, mapOf<String, Any?>("granted" to listOf<String>(), "denied" to listOf<String>(), "rationale" to listOf<String>(), "interrupted" to true), "data")
+            expectEqual(asked, 0, "shouldShowRationale calls")
         },
         TestCase("other permissions are left out; a result with no location permission reports nothing") {
-            expectEqual(events().permissionsResultFrom(mapOf(CAMERA to true), emptySet()), null, "camera only")
-            val data = dataOf(events().permissionsResultFrom(mapOf(CAMERA to true, BACKGROUND to false), setOf(CAMERA, BACKGROUND, "android.permission.FOREGROUND_SERVICE_LOCATION"))!!)
+            expectEqual(events().permissionsResultFrom(mapOf(CAMERA to true)) { true }, null, "camera only")
+            val data = dataOf(result(mapOf(CAMERA to true, BACKGROUND to false)) { true })
             expectEqual(data["granted"], listOf<String>(), "granted")
             expectEqual(data["denied"], listOf("background"), "denied")
             expectEqual(data["rationale"], listOf("background"), "rationale: location permissions only")
         },
-        TestCase("rationale not checked (null) leaves the field out; the function form asks only about the result's location permissions") {
-            val withoutRationale = dataOf(events().permissionsResultFrom(mapOf(COARSE to false), null as Set<String>?)!!)
-            expect("rationale" !in withoutRationale) { "rationale present: $withoutRationale" }
+        TestCase("rationale is worked out by the client: it asks shouldShowRationale about each location permission of the result, once, and sends those it answers true for") {
             val asked = ArrayList<String>()
-            val data = dataOf(events().permissionsResultFrom(mapOf(COARSE to false, FINE to false, CAMERA to false)) { name ->
+            val data = dataOf(result(mapOf(COARSE to false, FINE to false, CAMERA to false)) { name ->
                 asked.add(name)
                 name == COARSE
-            }!!)
-            expectEqual(asked.toSet(), setOf(COARSE, FINE), "asked about")
+            })
+            expectEqual(asked.sorted(), listOf(COARSE, FINE).sorted(), "asked about")
             expectEqual(data["denied"], listOf("coarse", "fine"), "denied")
             expectEqual(data["rationale"], listOf("coarse"), "rationale")
         },
+        TestCase("D5 from the client: a denial (rationale now true) and a dismissal (still false) differ only in rationale, and both are sent") {
+            val denied = dataOf(result(mapOf(COARSE to false, FINE to false)) { true })
+            val dismissed = dataOf(result(mapOf(COARSE to false, FINE to false)) { false })
+            expectEqual(denied["denied"], dismissed["denied"], "the same denied set")
+            expectEqual(denied["rationale"], listOf("coarse", "fine"), "denial: rationale")
+            expectEqual(dismissed["rationale"], listOf<String>(), "dismissal: rationale")
+        },
+        TestCase("onRequestPermissionsResult's arrays: PERMISSION_GRANTED (0) is granted; empty arrays are interrupted; arrays of different lengths are refused") {
+            val asked = ArrayList<String>()
+            val event = events().permissionsResultFrom(arrayOf(COARSE, FINE, BACKGROUND), intArrayOf(0, -1, -1)) { name ->
+                asked.add(name)
+                name == BACKGROUND
+            } ?: throw TestFailure("no event for a location result")
+            val data = dataOf(event)
+            expectEqual(data["granted"], listOf("coarse"), "granted")
+            expectEqual(data["denied"], listOf("fine", "background"), "denied")
+            expectEqual(data["rationale"], listOf("background"), "rationale")
+            expectEqual(asked.sorted(), listOf(COARSE, FINE, BACKGROUND).sorted(), "asked about")
+            val interrupted = events().permissionsResultFrom(arrayOf(), intArrayOf()) { true } ?: throw TestFailure("no event for empty arrays")
+            expectEqual(dataOf(interrupted)["interrupted"], true, "interrupted")
+            expectEqual(dataOf(interrupted)["rationale"], listOf<String>(), "interrupted rationale")
+            expectThrows<IllegalArgumentException>("lengths differ") { events().permissionsResultFrom(arrayOf(COARSE), intArrayOf()) { false } }
+        },
+        TestCase("permissionsResult always writes rationale, in SPEC order") {
+            val data = dataOf(events().permissionsResult(emptySet(), setOf(AndroidPermission.BACKGROUND, AndroidPermission.FINE), setOf(AndroidPermission.BACKGROUND, AndroidPermission.FINE)))
+            expectEqual(data["rationale"], listOf("fine", "background"), "rationale")
+            expectEqual(data.keys.toList(), listOf("granted", "denied", "rationale", "interrupted"), "fields in order")
+        },
         TestCase("permissionsResult refuses a permission both granted and denied") {
-            expectThrows<IllegalArgumentException>("both") { events().permissionsResult(setOf(AndroidPermission.FINE), setOf(AndroidPermission.FINE)) }
+            expectThrows<IllegalArgumentException>("both") { events().permissionsResult(setOf(AndroidPermission.FINE), setOf(AndroidPermission.FINE), emptySet()) }
         },
         TestCase("checkSelfPermission results → permissionsObserved: PERMISSION_GRANTED (0) only, location permissions only") {
             val data = dataOf(events().permissionsObservedFrom(mapOf(COARSE to 0, FINE to -1, BACKGROUND to -1, CAMERA to 0), locationEnabled = true))

@@ -5,7 +5,7 @@ import java.io.RandomAccessFile
 
 /** EventQueue.kt: durability, crash safety, bounds, locking. */
 object EventQueueTests {
-    private val events = AndroidEvents("u-1", "d-1", clock = { 1_700_000_000_000L })
+    private val events = AndroidEvents("u-1", "d-1", TEST_INSTALL_ID, clock = { 1_700_000_000_000L })
 
     private fun some(count: Int): List<Event> = (0 until count).map { events.appStateChanged(if (it % 2 == 0) AppState.FOREGROUND else AppState.BACKGROUND) }
 

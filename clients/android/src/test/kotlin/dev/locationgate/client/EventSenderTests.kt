@@ -4,7 +4,7 @@ import java.io.IOException
 
 /** EventSender.kt and DeliveryOutcome.kt: which answers delete events, which are retried, and how long the sender waits. */
 object EventSenderTests {
-    private val events = AndroidEvents("u-1", "d-1", clock = { 1_700_000_000_000L })
+    private val events = AndroidEvents("u-1", "d-1", TEST_INSTALL_ID, clock = { 1_700_000_000_000L })
 
     /** Answers from a script (then the server's 200 for whatever is sent), recording each request's ids and bytes. */
     class ScriptedTransport(steps: List<(List<String>) -> HttpAnswer>) : EventTransport {

@@ -80,8 +80,8 @@ object HttpTransportTests {
         TestCase("sender over HTTP: a 503, a captive portal, then the server's 200; delivered once, queue empty") {
             withTemporaryDirectory { directory ->
                 EventQueue(directory).use { queue ->
-                    val events = AndroidEvents("u-1", "d-1")
-                    val stored = listOf(events.permissionsRequested(setOf(AndroidPermission.COARSE)), events.permissionsResultFrom(emptyMap(), null as Set<String>?)!!)
+                    val events = AndroidEvents("u-1", "d-1", TEST_INSTALL_ID)
+                    val stored = listOf(events.permissionsRequested(setOf(AndroidPermission.COARSE)), events.permissionsResultFrom(emptyMap()) { false }!!)
                     stored.forEach { queue.append(it) }
                     val results = stored.joinToString(",") { "{\"id\":\"${it.id}\",\"duplicate\":false}" }
                     LocalServer(mutableListOf(

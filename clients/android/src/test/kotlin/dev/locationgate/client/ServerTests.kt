@@ -13,7 +13,7 @@ import java.util.UUID
 class ServerTests(private val baseUrl: String, private val adminKey: String) {
     private val userId = "android-it-" + UUID.randomUUID().toString().substring(0, 8)
     private val deviceId = "pixel-" + UUID.randomUUID().toString().substring(0, 8)
-    private val events = AndroidEvents(userId, deviceId)
+    private val events = AndroidEvents(userId, deviceId, UUID.randomUUID().toString())
     private var ingestKey = ""
     private var recorded: List<Event> = emptyList()
     private val directories = ArrayList<java.io.File>()
@@ -45,7 +45,7 @@ class ServerTests(private val baseUrl: String, private val adminKey: String) {
             recorded = listOf(
                 events.contextReported(34, 34, "1.0.0", setOf(AndroidPermission.COARSE, AndroidPermission.FINE, AndroidPermission.BACKGROUND, AndroidPermission.FOREGROUND_SERVICE_LOCATION), osVersion = "14"),
                 events.permissionsRequested(setOf(AndroidPermission.COARSE, AndroidPermission.FINE)),
-                events.permissionsResultFrom(mapOf("android.permission.ACCESS_FINE_LOCATION" to true, "android.permission.ACCESS_COARSE_LOCATION" to true), emptySet())!!
+                events.permissionsResultFrom(mapOf("android.permission.ACCESS_FINE_LOCATION" to true, "android.permission.ACCESS_COARSE_LOCATION" to true)) { false }!!
             )
             newQueue().use { queue ->
                 recorded.forEach { queue.append(it) }

@@ -12,6 +12,9 @@ class TestFailure(message: String) : AssertionError(message)
 
 class TestCase(val name: String, val body: () -> Unit)
 
+/** An install id for builders in tests that do not open a queue (a queue makes its own, `EventQueue.installId`). */
+const val TEST_INSTALL_ID = "6f1c9a52-8a3e-4c2b-9d7e-5b0a4f3e2d1c"
+
 fun expect(condition: Boolean, message: () -> String) {
     if (!condition) throw TestFailure(message())
 }
@@ -53,6 +56,7 @@ fun main(args: Array<String>) {
         "mapping" to EventMappingTests.cases,
         "json" to JsonTests.cases,
         "queue" to EventQueueTests.cases,
+        "install" to InstallIdTests.cases,
         "sender" to EventSenderTests.cases,
         "transport" to HttpTransportTests.cases
     )
