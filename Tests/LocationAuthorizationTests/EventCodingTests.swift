@@ -20,9 +20,8 @@ struct EventCodingTests {
         #expect(again == submission)
     }
 
-    @Test("Every event type round-trips through JSON")
-    func roundTrip() throws {
-        let events: [LocationEvent] = [
+    /// At least one event of every type, with every data member the type has used somewhere.
+    static let examples: [LocationEvent] = [
             .contextReported(DeviceContext(platform: .iPadOS, osVersion: OSVersion(17, 4), appVersion: "3.1",
                                            usageDescriptions: [UsageDescriptionKey.whenInUse], temporaryUsagePurposeKeys: ["Nav"],
                                            defaultAccuracyReduced: true, requireExplicitServiceSession: true,
@@ -48,12 +47,39 @@ struct EventCodingTests {
             .permissionsReset(.unusedApp),
             .appStateChanged(.background, backgroundIndicator: false, foregroundService: true),
             .settingsChanged(authorization: .askEveryTime, preciseLocation: nil),
-        ]
-        for event in events {
+    ]
+
+    @Test("Every event type round-trips through JSON")
+    func roundTrip() throws {
+        for event in Self.examples {
             let data = try JSONEncoder().encode(event)
             #expect(try EventCoding.decode(LocationEvent.self, from: data) == event)
         }
-        #expect(Set(events.map(\.type)) == Set(EventType.allCases))
+        #expect(Set(Self.examples.map(\.type)) == Set(EventType.allCases))
+    }
+
+    @Test("Every type's traits hold: its data members are the ones it declares; its families accept it, the other refuses it naming type")
+    func traits() throws {
+        for event in Self.examples {
+            let traits = event.type.traits
+            let object = try JSONSerialization.jsonObject(with: JSONEncoder().encode(event)) as? [String: Any]
+            let members = Set((object?["data"] as? [String: Any] ?? [:]).keys)
+            #expect(members.isSubset(of: Set(traits.dataFields)), "\(event.type): \(members.subtracting(traits.dataFields))")
+            for family in PlatformFamily.allCases {
+                var state = DeviceState()
+                let context: DeviceContext = family == .android
+                    ? DeviceContext(platform: .android, apiLevel: 34, targetSdk: 34) : DeviceContext(platform: .iOS, osVersion: OSVersion(18, 0))
+                _ = try state.apply(.contextReported(context))
+                do {
+                    _ = try state.apply(event)
+                    #expect(traits.families.contains(family), "\(family) accepted \(event.type)")
+                } catch {
+                    let refusedAsType = error.code == .notOnThisPlatform && error.field == "type"
+                    #expect(refusedAsType == !traits.families.contains(family), "\(family), \(event.type): \(error)")
+                }
+            }
+        }
+        #expect(EventType.allCases.allSatisfy { !$0.traits.families.isEmpty })
     }
 
     @Test("Effects encode with kind and the SPEC's field names")
@@ -68,7 +94,7 @@ struct EventCodingTests {
         for effect in [Effect.promptShown(.alwaysSecond), .statusChanged(from: .denied, to: .authorizedAlways),
                        .accuracyChanged(from: .full, to: .reduced), .noEffect(.confirmed), .eventDelivered(false),
                        .reconciled(from: .notDetermined, to: .restricted), .sessionChanged(session: "nav", active: false),
-                       .noEffect(.deliveryOnly), .failed(.missingBackgroundMode, keys: ["UIBackgroundModes"]), effect] {
+                       .noEffect(.deliveryOnly), .failed(.missingBackgroundMode, keys: ["UIBackgroundModes"]), .reset(.reinstalled), effect] {
             #expect(try JSONDecoder().decode(Effect.self, from: JSONEncoder().encode(effect)) == effect)
         }
     }

@@ -107,7 +107,7 @@ struct PopulationTally {
                     tally.refused.append("\(submission.deviceId) \(event): \(error)")
                 }
                 if android {
-                    if !event.type.isAndroidOnly && !event.type.isSharedWithAndroid {
+                    if !event.type.isAccepted(by: .android) {
                         tally.notAndroid.append("\(submission.deviceId) \(event)")
                     }
                     if case .appStateChanged(_, let indicator, let service) = event, indicator || service == nil {

@@ -59,7 +59,9 @@ public enum LocationEvent: Sendable, Hashable {
     }
 }
 
-/// The event type names of SPEC §1.
+/// The event type names of SPEC §1, each with its traits beside it: every list of types (which
+/// platform accepts it, which the HTTP fast path reads by hand, what its `data` holds) derives
+/// from `traits`, so a new type is declared here once and the compiler asks for its traits.
 public enum EventType: String, Sendable, Hashable, Codable, CaseIterable {
     case contextReported
     case authorizationRequested
@@ -78,21 +80,78 @@ public enum EventType: String, Sendable, Hashable, Codable, CaseIterable {
     case permissionsObserved
     case permissionsReset
 
-    /// The types only Android's rules accept (SPEC §12).
-    public var isAndroidOnly: Bool {
+    /// What the type is (SPEC §1, §11, §12).
+    public var traits: EventTraits {
         switch self {
-        case .permissionsRequested, .permissionsResult, .permissionsObserved, .permissionsReset: true
-        default: false
+        case .contextReported:
+            // Free text throughout (appVersion, keys, installId) and a platform's own fields.
+            EventTraits(.both, reading: .decoderOnly, data: [
+                "platform", "osVersion", "appVersion", "usageDescriptions", "temporaryUsagePurposeKeys", "defaultAccuracyReduced",
+                "requireExplicitServiceSession", "backgroundLocationMode", "apiLevel", "targetSdk", "declaredPermissions", "installId",
+            ])
+        case .authorizationRequested: EventTraits(.apple, reading: .byHandUnless(["purposeKey"]), data: ["request", "purposeKey"])
+        case .promptResponded: EventTraits(.apple, data: ["choice"])
+        case .alwaysEventOccurred: EventTraits(.apple, data: ["service"])
+        case .appStateChanged: EventTraits(.both, data: ["state", "backgroundIndicator", "foregroundService"])
+        case .settingsChanged: EventTraits(.both, data: ["authorization", "preciseLocation"])
+        case .locationServicesChanged: EventTraits(.both, data: ["enabled"])
+        case .restrictionChanged: EventTraits(.apple, data: ["restricted"])
+        case .statusObserved: EventTraits(.apple, data: ["status", "accuracy"])
+        case .serviceSessionChanged:
+            EventTraits(.apple, reading: .decoderOnly, data: ["session", "action", "requirement", "fullAccuracyPurposeKey"])
+        case .backgroundActivityChanged: EventTraits(.apple, data: ["active"])
+        case .diagnosticObserved: EventTraits(.apple, reading: .decoderOnly, data: ["source", "session", "flags"])
+        case .permissionsRequested: EventTraits(.android, reading: .decoderOnly, data: ["permissions"])
+        case .permissionsResult: EventTraits(.android, reading: .decoderOnly, data: ["granted", "denied", "rationale", "interrupted"])
+        case .permissionsObserved: EventTraits(.android, reading: .decoderOnly, data: ["granted", "locationEnabled"])
+        case .permissionsReset: EventTraits(.android, reading: .decoderOnly, data: ["reason"])
         }
     }
 
-    /// The types Android's rules accept besides its own: the shared ones.
-    public var isSharedWithAndroid: Bool {
-        switch self {
-        case .contextReported, .appStateChanged, .settingsChanged, .locationServicesChanged: true
-        default: false
+    /// Whether the rules of `family` accept the type; the others refuse it, naming `type`.
+    public func isAccepted(by family: PlatformFamily) -> Bool { traits.families.contains(family) }
+}
+
+/// What an event type is, declared once beside its case (`EventType.traits`).
+public struct EventTraits: Sendable, Hashable {
+    /// How the HTTP fast path (the hand-written batch reader) may read the type's `data`.
+    public enum Reading: Sendable, Hashable {
+        /// Always by hand: plain values of closed vocabularies.
+        case byHand
+        /// By hand unless `data` carries one of these members: client text whose bounds and
+        /// characters the Codable form checks.
+        case byHandUnless(Set<String>)
+        /// Never by hand: free text, sets or flags with rules of their own, which the Codable
+        /// form checks and names in its errors.
+        case decoderOnly
+    }
+
+    /// The platform families whose rules accept the type.
+    public var families: Set<PlatformFamily>
+    public var reading: Reading
+    /// The members of its `data` object (SPEC §1, §11, §12); others are ignored and not stored.
+    public var dataFields: [String]
+
+    init(_ families: Set<PlatformFamily>, reading: Reading = .byHand, data: [String]) {
+        self.families = families
+        self.reading = reading
+        self.dataFields = data
+    }
+
+    /// Whether the fast path may read this `data` by hand; `has` tells whether a member is present.
+    public func readsByHand(has: (String) -> Bool) -> Bool {
+        switch reading {
+        case .byHand: true
+        case .byHandUnless(let members): !members.contains(where: has)
+        case .decoderOnly: false
         }
     }
+}
+
+extension Set where Element == PlatformFamily {
+    static let apple: Set<PlatformFamily> = [.apple]
+    static let android: Set<PlatformFamily> = [.android]
+    static let both: Set<PlatformFamily> = [.apple, .android]
 }
 
 /// `authorizationRequested.data`: which request method, and the purpose key of

@@ -39,3 +39,21 @@ public struct AuthorizationRejection: Error, Sendable, Hashable, CustomStringCon
 
     public var description: String { "\(code.rawValue): \(message)" }
 }
+
+extension AuthorizationRejection {
+    /// An event type the device's platform family does not have (`EventType.traits`): a 422
+    /// naming `type`, with the types the family does have.
+    static func notAccepted(_ type: EventType, by family: PlatformFamily, on platform: Platform) -> AuthorizationRejection {
+        switch family {
+        case .android:
+            AuthorizationRejection(
+                .notOnThisPlatform,
+                "type: \(type.rawValue) is not an Android event; an Android device reports "
+                    + EventType.allCases.filter { $0.isAccepted(by: .android) }.map(\.rawValue).joined(separator: ", "),
+                field: "type")
+        case .apple:
+            AuthorizationRejection(
+                .notOnThisPlatform, "type: \(type.rawValue) is an Android event; this device is \(platform.rawValue)", field: "type")
+        }
+    }
+}

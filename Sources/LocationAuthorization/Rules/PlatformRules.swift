@@ -85,6 +85,9 @@ extension DeviceState {
             }
             family = platform.family
         }
+        guard event.type.isAccepted(by: family) else {
+            throw AuthorizationRejection.notAccepted(event.type, by: family, on: context.effectivePlatform)
+        }
         return try family.rules.apply(event, to: &self)
     }
 }

@@ -12,11 +12,10 @@ extension EventBatch {
     /// both readers against each other on valid, odd and mutated bodies).
     ///
     /// What sends a body to `JSONDecoder`: a byte outside ASCII or a backslash anywhere; a number
-    /// that is not a plain integer; a key twice in one object; a `contextReported` event, or an
-    /// `authorizationRequested` one with a `purposeKey`, a `serviceSessionChanged` or a
-    /// `diagnosticObserved` or an Android `permissions*` event (their free text has bounds to
-    /// check, their flags and permission sets rules of their own);
-    /// a time other than `YYYY-MM-DDTHH:MM:SS[.f{1,3}]Z`; and every kind of invalid input.
+    /// that is not a plain integer; a key twice in one object; an event whose type's traits say
+    /// its `data` is not for this reader (`EventTraits.reading`: free text has bounds to check,
+    /// flags and permission sets rules of their own); a time other than
+    /// `YYYY-MM-DDTHH:MM:SS[.f{1,3}]Z`; and every kind of invalid input.
     static func read(_ body: Data) -> [EventSubmission]? {
         body.withUnsafeBytes { raw -> [EventSubmission]? in
             let bytes = raw.bindMemory(to: UInt8.self)
@@ -38,11 +37,10 @@ extension EventBatch {
               let userId = item["userId"]?.string, EventSubmission.isValidIdentifier(userId),
               let deviceId = item["deviceId"]?.string, EventSubmission.isValidIdentifier(deviceId),
               let occurredAt = item["occurredAt"]?.string.flatMap(utcTime),
-              let type = item["type"]?.string.flatMap(EventType.init(rawValue:)), type != .contextReported,
-              let data = item["data"], data.hasUniqueKeys
+              let type = item["type"]?.string.flatMap(EventType.init(rawValue:)),
+              let data = item["data"], data.hasUniqueKeys,
+              type.traits.readsByHand(has: { data[$0] != nil })
         else { return nil }
-        if type == .authorizationRequested && data["purposeKey"] != nil { return nil }
-        if type == .serviceSessionChanged || type == .diagnosticObserved || type.isAndroidOnly { return nil }
         guard let event = LocationEvent(type: type, data: data) else { return nil }
         var expectedVersion: Int64?
         if let node = item["expectedVersion"], !node.isNull {

@@ -38,13 +38,9 @@ public enum AndroidRules: PlatformRules {
         case .locationServicesChanged(let enabled):
             next.locationServicesEnabled = enabled
             effects = []
-        case .authorizationRequested, .promptResponded, .alwaysEventOccurred, .restrictionChanged, .statusObserved,
-             .serviceSessionChanged, .backgroundActivityChanged, .diagnosticObserved:
-            throw AuthorizationRejection(
-                .notOnThisPlatform,
-                "type: \(event.type.rawValue) is not an Android event; an Android device reports "
-                    + EventType.allCases.filter { $0.isAndroidOnly || $0.isSharedWithAndroid }.map(\.rawValue).joined(separator: ", "),
-                field: "type")
+        default:
+            // Apple's types: `DeviceState.apply` refuses them before (`EventType.traits`).
+            throw AuthorizationRejection.notAccepted(event.type, by: .android, on: next.context.effectivePlatform)
         }
         next.syncAndroidMapping()
         if before.status != next.status {

@@ -68,11 +68,9 @@ public enum CoreLocationRules: PlatformRules {
             needsEffect = false
         case .diagnosticObserved(let diagnostic):
             return state.applyDiagnostic(diagnostic)
-        case .permissionsRequested, .permissionsResult, .permissionsObserved, .permissionsReset:
-            throw AuthorizationRejection(
-                .notOnThisPlatform,
-                "type: \(event.type.rawValue) is an Android event; this device is \(state.context.effectivePlatform.rawValue)",
-                field: "type")
+        default:
+            // Android's types: `DeviceState.apply` refuses them before (`EventType.traits`).
+            throw AuthorizationRejection.notAccepted(event.type, by: .apple, on: state.context.effectivePlatform)
         }
         if state.authorization != .authorizedWhenInUse { state.inferredAllowWhileUsing = false }
         if before.status != state.status {
