@@ -26,4 +26,35 @@ extension EventLog {
             LIMIT \(limit)
             """))
     }
+
+    /// The next events below `boundary` after `cursor` (a stream and a version of it), in
+    /// stream order: by app, user and device, each stream's versions in order; from the first
+    /// with no cursor. Like `exportPage`, for partitions that no append writes any more (new
+    /// positions are past them). Each partition's unique index on `(app_id, user_id,
+    /// device_id, version)` gives the order, so a page costs an index range per partition,
+    /// wherever it starts.
+    public static func exportStreamPage(
+        below boundary: Int64, after cursor: (stream: StreamKey, version: Int64)?, limit: Int, on connection: PostgresConnection
+    ) throws -> [RecordedEvent] {
+        guard let cursor else {
+            return try decode(connection.query(
+                """
+                SELECT \(unescaped: columnsWithoutOutcome)
+                FROM events
+                WHERE position < \(boundary)
+                ORDER BY events.app_id, events.user_id, events.device_id, events.version
+                LIMIT \(limit)
+                """))
+        }
+        return try decode(connection.query(
+            """
+            SELECT \(unescaped: columnsWithoutOutcome)
+            FROM events
+            WHERE position < \(boundary)
+              AND (app_id, user_id, device_id, version)
+                  > (\(cursor.stream.appID), \(cursor.stream.userID), \(cursor.stream.deviceID), \(cursor.version))
+            ORDER BY events.app_id, events.user_id, events.device_id, events.version
+            LIMIT \(limit)
+            """))
+    }
 }

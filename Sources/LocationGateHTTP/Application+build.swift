@@ -30,6 +30,10 @@ public struct ServerConfiguration: Sendable {
     public var maxStreams = 10_000
     /// OFREP's `inactivityDelaySec`: an event stream with nothing to say closes after it.
     public var streamInactivity: Duration = .seconds(120)
+    /// Database connections the push streams read with at once (their catch-up pages, the
+    /// feed's head, OFREP evaluations), all apps' streams together, taken in turn by app
+    /// (`StreamReads`). Nil: a quarter of the pool, at least one.
+    public var streamReadConnections: Int?
     /// `LOCGATE_PUBLIC_URL`: the address people reach the server at when it is not the
     /// server's own (a TLS-terminating proxy in front). The dashboard accepts its origin on
     /// sign-in and sign-out besides the request's own, and an https one makes the dashboard's
@@ -77,8 +81,11 @@ public func buildRouter(
     router.add(middleware: ErrorBodyMiddleware())
     router.add(middleware: RequestMetricsMiddleware())
     let routes = RouteTable(router: router)
+    let streamReads = StreamReads(
+        limit: configuration.streamReadConnections ?? StreamReads.defaultLimit(poolSize: service.databaseConnections))
     let streams = StreamRegistry(
-        maxPerApp: configuration.maxStreamsPerApp, maxTotal: configuration.maxStreams, inactivity: configuration.streamInactivity)
+        maxPerApp: configuration.maxStreamsPerApp, maxTotal: configuration.maxStreams, inactivity: configuration.streamInactivity,
+        reads: streamReads)
     // Keys and per-app limits on the API's groups; health and metrics are outside them. The
     // dashboard signs in with its own sessions and is charged to the same per-app limiter.
     // Failed authentications, counted per peer for the API and the dashboard's sign-in alike.

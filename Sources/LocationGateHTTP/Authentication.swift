@@ -6,13 +6,15 @@ import LocationGateService
 /// Reads `Authorization: Bearer KEY` (and, for OFREP, `X-API-Key`), and resolves it to the
 /// admin token or an app key. Routes then require what they need with `require(_:)`.
 ///
-/// Failed attempts (a token that is neither the admin token nor a live key) are throttled per
-/// peer address (`failures`, shared by every group of one router): past the budget, a token
-/// from that address that would need a database lookup is refused 429 at once, so guessing
-/// keys or the admin token is slow and costs the database nothing. Other addresses are not
-/// affected, and the admin token and keys this process has already verified are served to
-/// every address. Behind a proxy every request comes from the proxy's address: the budget is
-/// then the proxy's, and a key the process has verified still passes.
+/// SPEC §5 "Resources": failed authentications are throttled, but a valid key is never refused
+/// because others sent invalid ones, and the work invalid keys cause is bounded. So every token
+/// is checked before anything is refused: the admin token by comparison, text not shaped like
+/// a key and keys remembered as unknown without the database, any other key by a look-up
+/// (`APIKeys`, batched and bounded there). Only a token found invalid spends its peer
+/// address's budget of failures (`failures`, shared by every group of one router and the
+/// dashboard's sign-in); past it, the answer to an invalid token is 429 with Retry-After
+/// instead of 401, which tells a guesser to slow down. A valid key passes whatever its
+/// address spent, so everyone behind one proxy keeps working while someone there guesses.
 struct AuthenticationMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
 
@@ -54,25 +56,24 @@ struct AuthenticationMiddleware: RouterMiddleware {
         return try await next(request, context)
     }
 
-    /// The identity behind an app key, with failed lookups throttled per peer: a key this
-    /// process has verified passes without a lookup; past the peer's budget any other token is
-    /// 429 without one; a token that is no live key spends the budget. Nil: no such key. The
-    /// API's groups and the dashboard's sign-in share it.
+    /// The identity behind an app key, nil when the token is no live key. The key is checked
+    /// first (without the database when the process knows the answer); only then does an
+    /// invalid one spend the peer's budget of failures, and past it the answer is 429 instead
+    /// of nil. A valid key is never refused here. The API's groups and the dashboard's
+    /// sign-in share it.
     static func identity(
         forKey token: String, keys: APIKeys, failures: RateLimiter, context: AppRequestContext
     ) async throws(APIError) -> APIIdentity? {
         if let known = keys.cachedIdentity(forKey: token) { return known }
-        let bucket = failureBucket(context)
-        if let wait = failures.peek(bucket) {
-            throw APIError(ServiceError(.rateLimited, "too many failed authentications; retry after \(wait) s"), retryAfter: wait)
-        }
         let identity: APIIdentity?
         do {
             identity = try await keys.identity(forKey: token)
         } catch {
             throw APIError(ServiceError.from(error))
         }
-        if identity == nil { _ = failures.acquire(bucket) }
+        if identity == nil, let wait = failures.acquire(failureBucket(context)) {
+            throw APIError(ServiceError(.rateLimited, "too many failed authentications; retry after \(wait) s"), retryAfter: wait)
+        }
         return identity
     }
 

@@ -5,7 +5,8 @@ import Synchronization
 
 /// The push streams open on this process (SPEC §5), bounded per app and in all: a stream
 /// beyond the app's share is 429 `rateLimited`, beyond the process's 503 `overloaded`, both
-/// with Retry-After, before anything is held for it.
+/// with Retry-After, before anything is held for it. What the open streams read from the
+/// database goes through `reads`, a bounded share of the pool.
 final class StreamRegistry: Sendable {
     let maxPerApp: Int
     let maxTotal: Int
@@ -13,6 +14,8 @@ final class StreamRegistry: Sendable {
     let inactivity: Duration
     /// A stream whose reader leaves more than this many messages unread is dropped.
     let bufferLimit: Int
+    /// The database connections streams read with at once (`--stream-reads`).
+    let reads: StreamReads
 
     private struct Counts {
         var total = 0
@@ -22,11 +25,12 @@ final class StreamRegistry: Sendable {
     private let counts = Mutex(Counts())
     let dropped = Counter(label: "locgate_streams_dropped_total")
 
-    init(maxPerApp: Int, maxTotal: Int, inactivity: Duration, bufferLimit: Int = 256) {
+    init(maxPerApp: Int, maxTotal: Int, inactivity: Duration, bufferLimit: Int = 256, reads: StreamReads = StreamReads(limit: 1)) {
         self.maxPerApp = maxPerApp
         self.maxTotal = maxTotal
         self.inactivity = inactivity
         self.bufferLimit = bufferLimit
+        self.reads = reads
     }
 
     /// Counts a stream in and returns its slot, or throws why not (429 or 503 with Retry-After).

@@ -9,7 +9,10 @@ import LocationGateService
 /// bulk evaluation changes) and the app's change feed (`/v1/changes`, every committed event
 /// in global order, resumable with Last-Event-ID). Both wake on the change hints the cache
 /// follower receives (`ChangeHub`) and read the truth from PostgreSQL; while the hints are not
-/// followed (the LISTEN connection is down) they poll on the hub's ticks.
+/// followed (the LISTEN connection is down) they poll on the hub's ticks. Every read a stream
+/// makes goes through the registry's `StreamReads`, a bounded share of the database
+/// connections taken in turn by app, so streams opening, catching up and closing never take
+/// the connections other requests need (SPEC §5 "Resources").
 struct StreamRoutes {
     let service: GateService
     let streams: StreamRegistry
@@ -44,18 +47,23 @@ struct StreamRoutes {
         } else if parameters.get("from") == "start" {
             start = .start
         } else {
-            start = try await self.service.feedHead()
+            let service = self.service
+            start = try await streams.reads.run(appID: identity.appID) { try await service.feedHead() }
         }
         let slot = try streams.open(identity.appID)
         let service = self.service
+        let reads = streams.reads
         let appID = identity.appID
         return ServerSentEvents.response(registry: streams, slot: slot) { sink in
-            await Self.produceChanges(service: service, appID: appID, from: start, to: sink)
+            await Self.produceChanges(service: service, reads: reads, appID: appID, from: start, to: sink)
         }
     }
 
-    /// Sends every event after `start`, then follows; false when the reader was too slow.
-    static func produceChanges(service: GateService, appID: UUID, from start: LogPosition, to sink: ServerSentEvents.Sink) async -> Bool {
+    /// Sends every event after `start`, then follows; false when the reader was too slow. Each
+    /// page is read within `reads`, the streams' share of the database.
+    static func produceChanges(
+        service: GateService, reads: StreamReads, appID: UUID, from start: LogPosition, to sink: ServerSentEvents.Sink
+    ) async -> Bool {
         let subscription = service.changes.subscribe(appID: appID)
         defer { subscription.cancel() }
         var position = start
@@ -64,7 +72,9 @@ struct StreamRoutes {
         /// Reads and sends until caught up; false when the reader is too slow.
         func catchUp() async -> Bool {
             while !Task.isCancelled {
-                guard let page = try? await service.changes(appID: appID, after: position, limit: pageSize) else { return true }
+                let after = position
+                guard let page = try? await reads.run(appID: appID, { try await service.changes(appID: appID, after: after, limit: pageSize) })
+                else { return true }
                 for message in page {
                     guard sink.send(id: message.position.eventID, data: message.json) else { return false }
                     position = message.position
@@ -113,26 +123,31 @@ struct StreamRoutes {
         let target = OFREPRoutes.Target(userID: user, deviceID: device)
         let ofrep = self.ofrep
         let service = self.service
+        let reads = streams.reads
         let inactivity = streams.inactivity
         let appID = identity.appID
         return ServerSentEvents.response(registry: streams, slot: slot) { sink in
             await Self.produceRefetches(
-                service: service, ofrep: ofrep, appID: appID, target: target, inactivity: inactivity, to: sink)
+                service: service, ofrep: ofrep, reads: reads, appID: appID, target: target, inactivity: inactivity, to: sink)
         }
     }
 
     /// `refetchEvaluation` at once, then whenever the bulk evaluation's ETag changes; ends
-    /// after `inactivity` without one. False when the reader was too slow.
+    /// after `inactivity` without one. False when the reader was too slow. Each evaluation is
+    /// read within `reads`, the streams' share of the database.
     static func produceRefetches(
-        service: GateService, ofrep: OFREPRoutes, appID: UUID, target: OFREPRoutes.Target, inactivity: Duration,
-        to sink: ServerSentEvents.Sink
+        service: GateService, ofrep: OFREPRoutes, reads: StreamReads, appID: UUID, target: OFREPRoutes.Target,
+        inactivity: Duration, to sink: ServerSentEvents.Sink
     ) async -> Bool {
         let subscription = service.changes.subscribe(appID: appID, userID: target.userID)
         defer { subscription.cancel() }
         func refetch(_ etag: String) -> Bool {
             sink.send(id: nil, data: #"{"etag":"\#(etag.replacingOccurrences(of: "\"", with: "\\\""))","type":"refetchEvaluation"}"#)
         }
-        var etag = (try? await ofrep.bulkEvaluation(appID: appID, target: target))?.etag ?? ""
+        func evaluate() async -> String? {
+            try? await reads.run(appID: appID) { try await ofrep.bulkEvaluation(appID: appID, target: target).etag }
+        }
+        var etag = await evaluate() ?? ""
         // A (re)connect is told at once: it may have missed changes.
         guard refetch(etag) else { return false }
         var lastMessage = ContinuousClock.now
@@ -146,9 +161,9 @@ struct StreamRoutes {
             let polling = !service.cachesFollowing && now >= nextOutagePoll
             if polling { nextOutagePoll = OutagePolling.next(after: now) }
             if !hints.subtracting(.tick).isEmpty || polling {
-                guard let current = try? await ofrep.bulkEvaluation(appID: appID, target: target) else { continue }
-                if current.etag != etag {
-                    etag = current.etag
+                guard let current = await evaluate() else { continue }
+                if current != etag {
+                    etag = current
                     guard refetch(etag) else { return false }
                     lastMessage = .now
                     lastSent = .now

@@ -57,11 +57,13 @@ struct ArchiveReadCommand: AsyncParsableCommand {
 
     @OptionGroup var database: DatabaseOptions
     @Option(help: "The archive file") var file: String
-    @Option(help: "The plain CSV file to create (owner-only)") var output: String
+    @Option(help: "The plain CSV file to create (mode 0600 from its creation; an existing file or symlink is refused)") var output: String
 
     func validate() throws {
         guard FileManager.default.isReadableFile(atPath: file) else { throw ValidationError("--file: cannot read \(file)") }
-        guard !FileManager.default.fileExists(atPath: output) else { throw ValidationError("--output: \(output) exists") }
+        // A symlink counts as existing, dangling or not: the file is never written through one.
+        guard !FileManager.default.fileExists(atPath: output), (try? FileManager.default.destinationOfSymbolicLink(atPath: output)) == nil
+        else { throw ValidationError("--output: \(output) exists") }
     }
 
     func run() async throws {

@@ -29,6 +29,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Push streams (OFREP event streams, /v1/changes) one app may hold open") var maxStreamsPerApp = 1000
     @Option(help: "Push streams open on this process in all") var maxStreams = 10_000
     @Option(help: "Seconds an OFREP event stream with nothing to say stays open (inactivityDelaySec)") var streamInactivity = 120
+    @Option(help: "Database connections the push streams read with at once, all apps together (default: a quarter of --pool-size, at least 1)")
+    var streamReads: Int?
     @Option(help: "Seconds a connection may send nothing while no answer is being written before it is closed") var idleTimeout = 30
     @Option(help: "Connections open at once (lowered to fit the file-descriptor limit)") var maxConnections = 16_000
     @Option(help: "Seconds between runs of the retention schedule (apps with a retention set)") var retentionInterval = 3600
@@ -62,6 +64,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.maxStreamsPerApp = maxStreamsPerApp
         configuration.maxStreams = maxStreams
         configuration.streamInactivity = .seconds(max(1, streamInactivity))
+        configuration.streamReadConnections = streamReads.map { min(max(1, $0), max(1, poolSize)) }
         configuration.idleTimeout = .seconds(max(1, idleTimeout))
         configuration.retentionInterval = .seconds(max(1, retentionInterval))
         configuration.maxConnections = FileLimit.connections(wanted: max(1, maxConnections), logger: logger)

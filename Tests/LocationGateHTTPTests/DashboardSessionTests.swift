@@ -136,7 +136,7 @@ struct DashboardSessionTests {
         }
     }
 
-    @Test("Failed sign-ins count as failed authentications: past the burst the form answers 429 without a lookup")
+    @Test("Failed sign-ins count as failed authentications: past the burst an invalid key, once checked, is answered 429")
     func failedSignInsAreThrottled() async throws {
         try await APIHarness.run(configure: { $0.failedAuthenticationRate = 0.001; $0.failedAuthenticationBurst = 5 }) { api in
             let (_, admin) = try await api.createApp()

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HTTPTypes
 import LocationGateService
@@ -92,6 +93,29 @@ struct DeviceBoundIngestTests {
             let full = try await api.append(admin, [eventJSON("appStateChanged", #"{"state": "foreground"}"#)])
             let fullResult = try #require((full.json["results"] as? [[String: Any]])?.first)
             #expect(fullResult["status"] as? String == "authorizedAlways" && fullResult["effects"] != nil)
+        }
+    }
+
+    @Test("A device token whose header has crit is 401 unauthorized like any invalid token, and nothing is stored")
+    func criticalHeaderRefused() async throws {
+        try await APIHarness.run { api in
+            let (_, admin) = try await api.createApp()
+            let (key, secret) = try await Self.bound(api, admin)
+            func encode(_ data: Data) -> String {
+                data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                    .replacingOccurrences(of: "=", with: "")
+            }
+            let head = encode(Data(#"{"alg":"HS256","typ":"JWT","crit":["exp"]}"#.utf8))
+            let body = encode(Data(#"{"sub":"u-1","exp":\#(Int(Date().timeIntervalSince1970) + 600)}"#.utf8))
+            let mac = HMAC<SHA256>.authenticationCode(for: Data("\(head).\(body)".utf8), using: SymmetricKey(data: Data(secret.utf8)))
+            let token = "\(head).\(body).\(encode(Data(mac)))"
+            let event = eventJSON("appStateChanged", #"{"state": "foreground"}"#, user: "u-1")
+            let reply = try await Self.append(api, key, token: token, [event])
+            #expect(reply.status == .unauthorized && reply.errorCode == "unauthorized", "\(reply.text)")
+            #expect(try await Self.stored(api, admin, user: "u-1") == 0)
+            // The same claims under a header without crit are accepted.
+            let plain = DeviceToken.sign(userID: "u-1", expires: Date().addingTimeInterval(600), secret: secret)
+            #expect(try await Self.append(api, key, token: plain, [event]).status == .ok)
         }
     }
 }

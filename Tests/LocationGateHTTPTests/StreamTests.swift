@@ -49,7 +49,8 @@ struct StreamTests {
         let (buffers, continuation) = AsyncStream<ByteBuffer>.makeStream(bufferingPolicy: .bufferingOldest(10))
         let kept = await Self.ticking(service) {
             await StreamRoutes.produceChanges(
-                service: service, appID: appID, from: .start, to: ServerSentEvents.Sink(continuation: continuation))
+                service: service, reads: StreamReads(limit: 1), appID: appID, from: .start,
+                to: ServerSentEvents.Sink(continuation: continuation))
         }
         #expect(!kept)
         continuation.finish()
@@ -69,7 +70,9 @@ struct StreamTests {
         func read(from start: LogPosition, expecting count: Int) async throws -> [String] {
             let (buffers, continuation) = AsyncStream<ByteBuffer>.makeStream(bufferingPolicy: .bufferingOldest(1000))
             let producer = Task {
-                await StreamRoutes.produceChanges(service: service, appID: appID, from: start, to: ServerSentEvents.Sink(continuation: continuation))
+                await StreamRoutes.produceChanges(
+                    service: service, reads: StreamReads(limit: 1), appID: appID, from: start,
+                    to: ServerSentEvents.Sink(continuation: continuation))
             }
             var messages: [String] = []
             await Self.ticking(service) {

@@ -35,12 +35,14 @@ public struct ArchiveFiles: Sendable {
     }
 
     /// Writes the events of `file` that can be read, in the plain format, to a new file at
-    /// `output` (owner-only).
+    /// `output` (owner-only from its creation, `ArchiveWriter`; an existing `output`, a
+    /// symlink included, is refused).
     public func read(file: String, into output: String) async throws -> ReadReport {
         try await pool.withConnection { connection in
             var lines = try ArchiveLines(path: file)
             let format = try Self.format(of: lines.next(), file: file)
             let writer = try ArchiveWriter(path: output)
+            // Dropped unfinished on any error, the writer removes its temporary file.
             var report = ReadReport(format: format, output: output)
             var keys = ArchiveKeys()
             try writer.write(EventLog.archiveHeader)
@@ -124,8 +126,9 @@ public struct ArchiveFiles: Sendable {
             // Already sealed (an upgrade that stopped after its rename): only its record moves.
             return try record(report, sha256: before.sha256, bytes: before.bytes, replacing: before.sha256, on: connection)
         }
-        let temporary = file + ".upgrading"
-        let writer = try ArchiveWriter(path: temporary)
+        // The sealed file is written beside the plain one under a name of its own and renamed
+        // over it once synced (`ArchiveWriter`).
+        let writer = try ArchiveWriter(path: file, replacing: true)
         var keys = ArchiveKeys()
         let sha256: String
         do {
@@ -151,11 +154,8 @@ public struct ArchiveFiles: Sendable {
             sha256 = try writer.finish()
         } catch {
             writer.abandon()
-            try? FileManager.default.removeItem(atPath: temporary)
             throw error
         }
-        guard rename(temporary, file) == 0 else { throw ArchiveFileError.unreadable("cannot rename \(temporary) to \(file)") }
-        try EventArchive.synchronizeDirectory((file as NSString).deletingLastPathComponent.isEmpty ? "." : (file as NSString).deletingLastPathComponent)
         return try record(report, sha256: sha256, bytes: writer.bytes, replacing: before.sha256, on: connection)
     }
 
@@ -267,48 +267,5 @@ struct ArchiveLines {
                 try? handle.close()
             }
         }
-    }
-}
-
-/// A new owner-only file (every tenant's events: 0600 from its creation), its SHA-256 and size
-/// counted as it is written, then synced.
-final class ArchiveWriter {
-    private let handle: FileHandle
-    private var hasher = SHA256()
-    private var closed = false
-    private(set) var bytes = 0
-
-    init(path: String) throws {
-        guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]),
-              let handle = FileHandle(forWritingAtPath: path) else {
-            throw ArchiveFileError.unreadable("cannot create \(path)")
-        }
-        self.handle = handle
-    }
-
-    func write(_ text: String) throws {
-        let data = Data(text.utf8)
-        hasher.update(data: data)
-        bytes += data.count
-        try handle.write(contentsOf: data)
-    }
-
-    /// Syncs and closes the file; its SHA-256 in hex.
-    func finish() throws -> String {
-        try handle.synchronize()
-        closed = true
-        try handle.close()
-        return Self.hex(hasher.finalize())
-    }
-
-    /// Closes the file without syncing it, unless `finish` did (a write that failed).
-    func abandon() {
-        guard !closed else { return }
-        closed = true
-        try? handle.close()
-    }
-
-    static func hex(_ digest: SHA256.Digest) -> String {
-        digest.map { String(format: "%02x", $0) }.joined()
     }
 }

@@ -134,6 +134,60 @@ enum ArchiveSnapshot {
         return rows
     }
 
+    /// What `fold` did: the streams whose snapshot it saved, the events the current rules
+    /// refuse, and the analytics counters of the events.
+    struct Folded {
+        var devices = 0
+        var rejected = 0
+        var rollups = RollupCounts()
+    }
+
+    /// Saves under `archive` the snapshot of every stream with events below `boundary`, at the
+    /// boundary: its previous snapshot (an earlier archive's, if any) folded with those events
+    /// by the append path's own function (`Replay.Projection.fold`).
+    ///
+    /// Memory stays bounded whatever the number of events and streams: the events are read
+    /// `pageSize` at a time in stream order (`EventLog.exportStreamPage`), so a stream is
+    /// complete, and saved and forgotten, once the page moves past it; only the page's streams
+    /// are held, with their previous snapshots read for them alone. A stream's fold needs its
+    /// own events in version order and nothing of other streams, so stream order gives the
+    /// states and counters that the log's global order gives. The counters are kept to the end:
+    /// one per app, day, platform, version and measure, not per event.
+    static func fold(below boundary: Int64, archive: Int64, pageSize: Int, on connection: PostgresConnection) throws -> Folded {
+        let limit = max(1, pageSize)
+        var folded = Folded()
+        var projection = Replay.Projection()
+        var lastOccurred: [StreamKey: Date] = [:]
+        var cursor: (stream: StreamKey, version: Int64)?
+        while true {
+            let page = try EventLog.exportStreamPage(below: boundary, after: cursor, limit: limit, on: connection)
+            // The streams this page starts: their previous snapshots.
+            var starting: Set<StreamKey> = []
+            for event in page where projection.devices[event.stream] == nil && lastOccurred[event.stream] == nil {
+                starting.insert(event.stream)
+            }
+            for (key, row) in try streams(Array(starting), on: connection) { projection.devices[key] = row }
+            for event in page {
+                projection.fold(event)
+                lastOccurred[event.stream] = max(lastOccurred[event.stream] ?? event.occurredAt, event.occurredAt)
+            }
+            folded.rejected += projection.rejected.count
+            projection.rejected.removeAll()
+            let full = page.count == limit
+            // Every stream of the page but its last is complete; after the last page, that one too.
+            let open = full ? page.last?.stream : nil
+            let complete = projection.devices.values.filter { $0.key != open }
+            try save(complete, lastOccurred: lastOccurred, archive: archive, on: connection)
+            folded.devices += lastOccurred.keys.filter { $0 != open }.count
+            projection.devices = projection.devices.filter { $0.key == open }
+            lastOccurred = lastOccurred.filter { $0.key == open }
+            guard full, let last = page.last else { break }
+            cursor = (last.stream, last.version)
+        }
+        folded.rollups = projection.rollups
+        return folded
+    }
+
     /// Saves the counters of one archive's events.
     static func save(_ rollups: RollupCounts, archive: Int64, on connection: PostgresConnection) throws {
         for chunk in Array(rollups.counts).chunks(of: 5000) {
@@ -154,6 +208,38 @@ enum ArchiveSnapshot {
     static func removeUnrecorded(on connection: PostgresConnection) throws {
         try connection.query("DELETE FROM stream_snapshots WHERE archive_id NOT IN (SELECT id FROM event_archives)")
         try connection.query("DELETE FROM archived_rollups WHERE archive_id NOT IN (SELECT id FROM event_archives)")
+    }
+
+    /// The rows that `archive` replaced: every earlier row of its streams, which are read back
+    /// from its own rows in key order, 2,000 a statement (an archive's streams are never all
+    /// held in memory).
+    static func removeSuperseded(by archive: Int64, on connection: PostgresConnection) throws {
+        var after: StreamKey?
+        while true {
+            let rows: PostgresRows
+            if let after {
+                rows = try connection.query(
+                    """
+                    SELECT app_id, user_id, device_id FROM stream_snapshots
+                    WHERE archive_id = \(archive)
+                      AND (app_id, user_id, device_id) > (\(after.appID), \(after.userID), \(after.deviceID))
+                    ORDER BY app_id, user_id, device_id
+                    LIMIT 2000
+                    """)
+            } else {
+                rows = try connection.query(
+                    """
+                    SELECT app_id, user_id, device_id FROM stream_snapshots
+                    WHERE archive_id = \(archive)
+                    ORDER BY app_id, user_id, device_id
+                    LIMIT 2000
+                    """)
+            }
+            let keys = try rows.map { StreamKey(appID: try $0.decode(0), userID: try $0.decode(1), deviceID: try $0.decode(2)) }
+            try removeSuperseded(keys, by: archive, on: connection)
+            guard keys.count == 2000, let last = keys.last else { return }
+            after = last
+        }
     }
 
     /// The rows of `keys` that a newer recorded archive replaced, 2,000 streams a statement.

@@ -59,6 +59,11 @@ public struct EventArchive: Sendable {
     /// (`EventLog.read`), so the export reads with plain statements, the snapshot's rows are
     /// written 2,000 a statement, and only the last, short transaction records the archive
     /// and drops the partitions (briefly taking `events` exclusively).
+    ///
+    /// Its memory is bounded whatever the number of events and streams: the file is written
+    /// `pageSize` events at a time in global order, the snapshot is folded `pageSize` events at
+    /// a time in stream order and saved as each stream completes, and only the analytics
+    /// counters (one per day, platform, version and measure, not per event) are kept to the end.
     public func archive(before: Date, into directory: String, pageSize: Int = 10_000) async throws -> Report {
         // Everything acknowledged counted by the rollup first, as `verify` does.
         try await AnalyticsRollup(pool: pool, logger: logger).catchUp(waitForInFlightCommits: true, patience: .seconds(60))
@@ -115,23 +120,19 @@ public struct EventArchive: Sendable {
         let boundary = last.high
         let id = try connection.query("SELECT nextval(pg_get_serial_sequence('event_archives', 'id'))").first?.decode(0, as: Int64.self) ?? 0
 
-        // 2. The file, and the projection at the new boundary: the previous snapshot's
-        //    devices, folded with the archived events in global order. The counters start
-        //    from zero: those of this archive's events alone are saved.
-        //    The file holds every tenant's events: owner-only (0600) from its creation.
+        // 2. The file, in global order, a page of events at a time. It holds every tenant's
+        //    events: owner-only (0600) from its creation, and named only once written and
+        //    synced (`ArchiveWriter`); an existing file of that name is never replaced.
         let path = (directory as NSString).appendingPathComponent("locgate-events-\(first.low)-\(boundary - 1).csv")
         let file: ArchiveWriter
-        do { file = try ArchiveWriter(path: path) } catch { throw ArchiveError.file("cannot create \(path)") }
+        do { file = try ArchiveWriter(path: path) } catch { throw ArchiveError.file("cannot create \(path): \(error)") }
         // Set once the archive may have been recorded: from then on the file is never deleted,
         // since the partitions it alone holds may be gone.
         var recorded = false
         defer {
             file.abandon()
-            if !recorded { try? FileManager.default.removeItem(atPath: path) }
+            if !recorded, file.placed { try? FileManager.default.removeItem(atPath: path) }
         }
-        var projection = try ArchiveSnapshot.load(appID: nil, rollups: false, on: connection)
-        // Every archived stream, with its latest occurredAt among these events.
-        var lastOccurred: [StreamKey: Date] = [:]
         try file.write(ArchiveRecord.sealedHeader)
         var position = LogPosition.start
         var events = 0
@@ -141,8 +142,6 @@ public struct EventArchive: Sendable {
             let keys = try archiveKeys.ensure(Set(page.map { ArchiveKeys.Person(appID: $0.stream.appID, userID: $0.stream.userID) }), on: connection)
             var lines = ""
             for event in page {
-                projection.fold(event)
-                lastOccurred[event.stream] = max(lastOccurred[event.stream] ?? event.occurredAt, event.occurredAt)
                 let record = ArchiveRecord(event)
                 guard let key = keys[record.person] else { throw ArchiveError.file("no archive key for an event of position \(record.position)") }
                 lines += try record.sealedLine(with: key)
@@ -154,12 +153,12 @@ public struct EventArchive: Sendable {
         }
         let digest = try file.finish()
         let bytes = file.bytes
-        try Self.synchronizeDirectory(directory)
 
-        // 3. The snapshot's rows, not yet counted: no archive row names them.
-        let keys = Array(lastOccurred.keys)
-        try ArchiveSnapshot.save(keys.compactMap { projection.devices[$0] }, lastOccurred: lastOccurred, archive: id, on: connection)
-        try ArchiveSnapshot.save(projection.rollups, archive: id, on: connection)
+        // 3. The snapshot at the new boundary (each archived stream's previous snapshot folded
+        //    with its archived events), saved as each stream completes, and the counters of
+        //    this archive's events alone. Not yet counted: no archive row names them.
+        let folded = try ArchiveSnapshot.fold(below: boundary, archive: id, pageSize: pageSize, on: connection)
+        try ArchiveSnapshot.save(folded.rollups, archive: id, on: connection)
 
         // 4. Record the archive and drop the partitions, in one short transaction.
         let names = candidates.map(\.name)
@@ -184,10 +183,10 @@ public struct EventArchive: Sendable {
             }
         }
         logger.info("archived", metadata: ["partitions": "\(names)", "events": "\(events)", "file": "\(path)"])
-        try ArchiveSnapshot.removeSuperseded(keys, by: id, on: connection)
+        try ArchiveSnapshot.removeSuperseded(by: id, on: connection)
         return Report(
-            partitions: names, events: events, boundary: boundary, devices: keys.count,
-            rejected: projection.rejected.count, file: path, sha256: digest, bytes: bytes)
+            partitions: names, events: events, boundary: boundary, devices: folded.devices,
+            rejected: folded.rejected, file: path, sha256: digest, bytes: bytes)
     }
 
     /// How long the DROP waits for `events` at a time, and how often it tries. While it waits

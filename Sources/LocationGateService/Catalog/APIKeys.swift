@@ -40,6 +40,11 @@ public struct APIIdentity: Sendable, Hashable {
 /// process's cache by creating keys. Text that is not shaped like a key (`lg_` and 43 base64url
 /// characters) is refused without a lookup. Both caches are bounded (emptied when full), follow
 /// `CacheCoherence`, and never store a lookup that an invalidation overtook.
+///
+/// What is left reaches the database through `KeyLookups` (SPEC §5 "Resources"): every such
+/// key is checked, none refused unchecked, in batched statements of which at most a few run at
+/// once, so that invalid keys, however many and from wherever, cost a bounded share of the
+/// database and never stand in a valid key's way.
 public final class APIKeys: Sendable {
     public static let notificationChannel = "locgate_keys"
     /// Verified keys kept at most; the cache is emptied when full.
@@ -56,10 +61,19 @@ public final class APIKeys: Sendable {
     private let pool: PostgresConnectionPool
     private let coherence: CacheCoherence
     private let cache = Mutex(Cache())
+    /// The look-ups that reach the database, batched and bounded.
+    let lookups: KeyLookups
 
-    public init(pool: PostgresConnectionPool, coherence: CacheCoherence = CacheCoherence(alwaysFollowing: true)) {
+    /// - Parameter maxConcurrentLookups: key look-up statements in flight at once; by default a
+    ///   quarter of the pool, between 1 and 4.
+    public init(
+        pool: PostgresConnectionPool, coherence: CacheCoherence = CacheCoherence(alwaysFollowing: true),
+        maxConcurrentLookups: Int? = nil
+    ) {
         self.pool = pool
         self.coherence = coherence
+        self.lookups = KeyLookups(
+            pool: pool, maxInFlight: maxConcurrentLookups ?? KeyLookups.defaultMaxInFlight(poolSize: pool.size))
     }
 
     /// Makes a key: `lg_` and 43 base64url characters. The text is returned once and never
@@ -121,7 +135,9 @@ public final class APIKeys: Sendable {
         return cache.withLock { $0.known[digest] }
     }
 
-    /// The identity behind a key, or nil for an unknown or revoked key.
+    /// The identity behind a key, or nil for an unknown or revoked key. Text not shaped like a
+    /// key and keys remembered as unknown are answered without the database; any other key is
+    /// looked up (batched with concurrent look-ups, `KeyLookups`), never refused unchecked.
     public func identity(forKey key: String) async throws -> APIIdentity? {
         guard Self.isKeyShaped(key) else { return nil }
         let digest = Self.hash(key)
@@ -131,13 +147,7 @@ public final class APIKeys: Sendable {
             if let known { return known }
             if unknown { return nil }
         }
-        let identity = try await pool.withConnection { connection -> APIIdentity? in
-            let rows = try connection.query(
-                "SELECT id, app_id, scope, token_secret FROM api_keys WHERE key_hash = \(digest) AND revoked_at IS NULL")
-            guard let row = rows.first, let scope = KeyScope(rawValue: try row.decode(2)) else { return nil }
-            return APIIdentity(
-                keyID: try row.decode(0), appID: try row.decode(1), scope: scope, tokenSecret: try row.decodeIfPresent(3, as: String.self))
-        }
+        let identity = try await lookups.identity(digest: digest)
         if following {
             cache.withLock { cache in
                 guard cache.epoch == epoch else { return }

@@ -9,7 +9,9 @@ import LocationAuthorization
 ///
 /// The format is a compact JWT (RFC 7519) signed with HS256 (RFC 7518 §3.2) — any backend
 /// has a library that makes one: the header `{"alg": "HS256", "typ": "JWT"}` (`typ` may be
-/// left out; any other `alg`, `none` included, is refused), the claims
+/// left out; any other `alg`, `none` included, is refused; a header with `crit` is refused
+/// too, since this server understands no extension a token could call critical: RFC 7515
+/// §4.1.11, SPEC §5), the claims
 /// - `sub`: the user id (required; SPEC §1's identifier rules),
 /// - `did`: the device id (optional; without it the token covers every device of the user),
 /// - `exp`: expiry in seconds since 1970 (required; at most `maxLifetime` from now, so a
@@ -30,6 +32,8 @@ public struct DeviceToken: Sendable, Hashable {
     public enum Refusal: Error, Sendable, Hashable, CustomStringConvertible {
         case malformed
         case algorithm
+        /// The header names critical extensions (`crit`), none of which this server implements.
+        case criticalExtensions
         case signature
         case claims(String)
         case expired
@@ -39,6 +43,7 @@ public struct DeviceToken: Sendable, Hashable {
             switch self {
             case .malformed: "the device token is not a compact JWT (header.claims.signature, base64url)"
             case .algorithm: "the device token must be signed with HS256"
+            case .criticalExtensions: "the device token's header has crit: no extension is understood here"
             case .signature: "the device token's signature does not match this key's token secret"
             case .claims(let message): "the device token's claims: \(message)"
             case .expired: "the device token has expired"
@@ -56,6 +61,9 @@ public struct DeviceToken: Sendable, Hashable {
         else { throw .malformed }
         guard let header = (try? JSONSerialization.jsonObject(with: headerData)) as? [String: Any] else { throw .malformed }
         guard header["alg"] as? String == "HS256" else { throw .algorithm }
+        // RFC 7515 §4.1.11: a recipient that does not understand every extension `crit` lists
+        // must refuse the token; this one understands none (an empty list is invalid too).
+        guard header["crit"] == nil else { throw .criticalExtensions }
         if let type = header["typ"], (type as? String)?.uppercased() != "JWT" { throw .malformed }
         let signed = Data(token.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
         let key = SymmetricKey(data: Data(secret.utf8))

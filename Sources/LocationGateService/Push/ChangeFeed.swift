@@ -1,3 +1,4 @@
+import PostgresClient
 import EventLog
 import Foundation
 import LocationAuthorization
@@ -43,4 +44,8 @@ extension GateService {
     public func feedHead() async throws(ServiceError) -> LogPosition {
         try await database { try await log.head() }
     }
+
+    /// The connections of the primary's pool, which the push streams' share
+    /// (`StreamReads.defaultLimit`) is a part of.
+    public var databaseConnections: Int { pool.size }
 }
