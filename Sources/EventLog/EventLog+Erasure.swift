@@ -1,14 +1,47 @@
 import Foundation
 import PostgresClient
 
+/// What erasure reads of the log: one person a page at a time, and the person's lock.
 extension EventLog {
-    /// Every event of one person of one app (erasure folds their analytics counters first).
-    public static func events(ofUser userID: String, appID: UUID, on connection: PostgresConnection) throws -> [RecordedEvent] {
-        try decode(connection.query("SELECT \(unescaped: columns) FROM events WHERE app_id = \(appID) AND user_id = \(userID)"))
+    /// The first `limit` of one person's events still in the log, by device and version: an
+    /// erasure reads a person a page per transaction, so that neither its memory nor any of its
+    /// statements grows with the person. Reads the per-partition unique index that starts with
+    /// (app, user, device, version), so the page costs the same at any depth of a large person.
+    public static func eventsPage(ofUser userID: String, appID: UUID, limit: Int, on connection: PostgresConnection) throws -> [RecordedEvent] {
+        try decode(connection.query(
+            """
+            SELECT \(unescaped: columns) FROM events
+            WHERE app_id = \(appID) AND user_id = \(userID)
+            ORDER BY device_id, version
+            LIMIT \(limit)
+            """))
+    }
+
+    /// The first `limit` devices of one person, by device id (their streams: a device whose
+    /// every event was archived or forgotten by retention has one and no event in the log).
+    public static func devices(ofUser userID: String, appID: UUID, limit: Int, on connection: PostgresConnection) throws -> [String] {
+        try connection.query(
+            """
+            SELECT device_id FROM streams WHERE app_id = \(appID) AND user_id = \(userID)
+            ORDER BY device_id LIMIT \(limit)
+            """
+        ).map { try $0.decode(0) }
+    }
+
+    /// Whether the log still holds anything of the person: a stream or an event.
+    public static func holdsPerson(appID: UUID, userID: String, on connection: PostgresConnection) throws -> Bool {
+        try connection.query(
+            """
+            SELECT EXISTS (SELECT 1 FROM streams WHERE app_id = \(appID) AND user_id = \(userID))
+                OR EXISTS (SELECT 1 FROM events WHERE app_id = \(appID) AND user_id = \(userID))
+            """
+        ).first?.decode(0, as: Bool.self) ?? true
     }
 
     /// Takes a person's lock exclusively for the transaction: appends of that person already
-    /// holding it (shared, `lock(_:on:)`) finish first, and new ones wait until it ends.
+    /// holding it (shared, `lock(_:on:)`) finish first, and new ones wait until it ends. An
+    /// erasure takes it for each of its pages, one transaction at a time, never across them
+    /// (docs/privacy.md, "Racing appends").
     public static func lockPerson(appID: UUID, userID: String, on connection: PostgresConnection) throws {
         try connection.query("SELECT pg_advisory_xact_lock(\(userLockKey(appID: appID, userID: userID)))")
     }

@@ -5,7 +5,8 @@ import LocationAuthorization
 import LocationGateService
 
 /// Erasure (SPEC §13): `DELETE /v1/users/{u}` starts one, `GET /v1/erasures/{id}` follows it.
-/// Both take the app's admin key. Logs and metrics name the route template, never the ids.
+/// Both take the app's admin key. Logs and metrics name the route template, never the ids. An
+/// app with too many erasures pending gets 429 `rateLimited` with Retry-After.
 struct ErasureRoutes {
     let service: GateService
 
@@ -13,6 +14,9 @@ struct ErasureRoutes {
         routes.delete("/v1/users/:user", use: erase)
         routes.get("/v1/erasures/:id", use: status)
     }
+
+    /// Seconds a request refused because the app has too many erasures pending is told to wait.
+    static let retryAfterWhenFull = 5
 
     struct Accepted: Encodable {
         var id: String
@@ -27,7 +31,14 @@ struct ErasureRoutes {
         guard EventSubmission.isValidIdentifier(user) else {
             throw APIError(.validationFailed, "userId: 1 to 128 characters of A-Z a-z 0-9 . _ : @ -")
         }
-        let record = try await service.requestErasure(appID: identity.appID, userID: user)
+        let record: ErasureRecord
+        do {
+            record = try await service.requestErasure(appID: identity.appID, userID: user)
+        } catch {
+            // The app's pending erasures are at their bound: worth asking again once some are done.
+            guard error.code == .rateLimited else { throw error }
+            throw APIError(error, retryAfter: Self.retryAfterWhenFull)
+        }
         return try JSONResponse.make(.accepted, Accepted(id: record.id.uuidString.lowercased(), status: record.status))
     }
 

@@ -46,6 +46,8 @@ public final class GateService: Sendable {
     let erasuresPerformed = Counter(label: "locgate_erasures_performed_total")
     /// Wakes the erasure worker (`ErasureWorker`).
     let erasureSignal = ErasureSignal()
+    /// How erasures are paged, bounded and retried (`erasureSettings`), and their metrics.
+    let erasureRuntime = ErasureRuntime()
     /// This process among the servers of the database (`server_processes`): erasures are done
     /// once every live one has acknowledged them.
     public let processID = UUID()

@@ -27,6 +27,16 @@ public enum ClientText {
         }
     }
 
+    /// The group analytics give the counts of an `appVersion` that only erased devices reported
+    /// (SPEC §13): reserved, so that no client's own version is ever taken for it.
+    public static let erasedAppVersion = "(erased)"
+
+    /// Refuses a client's `appVersion` of `(erased)` (SPEC §13: a 422 `validationFailed`).
+    public static func checkAppVersion(_ text: String?, field: String) throws(EventValidationError) {
+        guard text == erasedAppVersion else { return }
+        throw EventValidationError.invalid(field, "\(erasedAppVersion) is reserved for the versions only erased devices reported")
+    }
+
     static func isKeyByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),

@@ -70,9 +70,13 @@ extension EventSubmission: Codable {
         if let expectedVersion, expectedVersion < 0 {
             throw EventValidationError.invalid("expectedVersion", "must be 0 or more")
         }
+        let event = try LocationEvent(from: decoder)
+        if case .contextReported(let context) = event {
+            try ClientText.checkAppVersion(context.appVersion, field: "data.appVersion")
+        }
         self.init(
             id: id, userId: userId, deviceId: deviceId, occurredAt: occurredAt,
-            event: try LocationEvent(from: decoder), expectedVersion: expectedVersion)
+            event: event, expectedVersion: expectedVersion)
     }
 
     public func encode(to encoder: any Encoder) throws {
