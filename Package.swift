@@ -31,6 +31,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.1.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.0"),
     ],
     targets: [
         // The JSON reader (`JSONNode`) and writer (`JSONWriter`) of the forms stored on every
@@ -118,7 +119,16 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Mustache", package: "swift-mustache"),
             ],
+            resources: [.copy("Dashboard/Templates")],
+            swiftSettings: strictSettings
+        ),
+        // The seeded synthetic population of `locgate simulate` (demos, benchmarks, tests):
+        // events made and checked with the domain's reducer, no I/O.
+        .target(
+            name: "LocationGateSimulation",
+            dependencies: ["LocationAuthorization"],
             swiftSettings: strictSettings
         ),
         // What the two command-line tools share: database options, logging, JSON output.
@@ -135,7 +145,7 @@ let package = Package(
         .executableTarget(
             name: "locgate",
             dependencies: [
-                "EventLog", "LocationGateService", "LocationGateHTTP", "LocgateCommandSupport",
+                "EventLog", "LocationGateService", "LocationGateHTTP", "LocgateCommandSupport", "LocationGateSimulation",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -177,6 +187,58 @@ let package = Package(
             exclude: ["FuzzCorpus"],
             swiftSettings: strictSettings
         ),
+        // Unit tests: every test target whose name ends in `UnitTests` (and the domain's,
+        // LocationAuthorizationTests) needs no database. `Deploy/test --unit` runs them by that
+        // name with LOCGATE_DATABASE_URL unset, so one that reached a database would fail; the
+        // other test targets are the integration tests, against a real PostgreSQL.
+        .testTarget(
+            name: "PostgresClientUnitTests",
+            dependencies: ["PostgresClient"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "EventLogUnitTests",
+            dependencies: ["EventLog", "PostgresClient"],
+            swiftSettings: strictSettings
+        ),
+        // The service's state machines (group commit's queue and attempts), the cache's packed
+        // states, stored outcomes, device tokens, the push streams' share of reads.
+        .testTarget(
+            name: "LocationGateServiceUnitTests",
+            dependencies: [
+                "LocationGateService", "LocationAuthorization", "EventLog", "LocationGateSimulation", "LocationGateTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The wire formats (the event batch reader, the hand-written JSON), API-key parsing,
+        // request metrics, cached readings, stream slots.
+        .testTarget(
+            name: "LocationGateHTTPUnitTests",
+            dependencies: [
+                "LocationGateHTTP", "LocationGateService", "LocationAuthorization", "LocationGateJSON", "LocationGateSimulation",
+                "LocationGateTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The client's queue, sender and recorder against scripted transports.
+        .testTarget(
+            name: "LocationGateClientUnitTests",
+            dependencies: ["LocationGateClient", "LocationAuthorization", "LocationGateTestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "LocationGateSimulationUnitTests",
+            dependencies: ["LocationGateSimulation", "LocationAuthorization"],
+            swiftSettings: strictSettings
+        ),
+        // Integration tests, against a real PostgreSQL.
         .testTarget(
             name: "LocationGateHTTPTests",
             dependencies: [
@@ -198,6 +260,7 @@ let package = Package(
             name: "LocationGateServiceTests",
             dependencies: [
                 "LocationGateService", "LocationAuthorization", "EventLog", "PostgresClient", "LocationGateTestSupport",
+                "LocationGateSimulation",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

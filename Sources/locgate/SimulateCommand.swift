@@ -3,6 +3,7 @@ import Foundation
 import LocgateCommandSupport
 import LocationAuthorization
 import LocationGateService
+import LocationGateSimulation
 import Logging
 
 /// `locgate simulate`: drives a synthetic population through the real ingest path (the same

@@ -22,7 +22,7 @@ final class CrashingTransport: EventTransport {
 
     func send(_ body: Data) async throws -> (status: Int, headers: [String: String], body: Data) {
         let answer = try await inner.send(body)
-        let count = try ScriptedTransport.ids(in: body).count
+        let count = try Self.eventCount(in: body)
         let crashNow = state.withLock { state -> Bool in
             guard answer.status == 200, !state.crashing else { return false }
             state.accepted += count
@@ -38,5 +38,12 @@ final class CrashingTransport: EventTransport {
             throw URLError(.networkConnectionLost)
         }
         return answer
+    }
+
+    /// How many events with an `id` a `{"events": [...]}` body holds.
+    private static func eventCount(in body: Data) throws -> Int {
+        let object = try JSONSerialization.jsonObject(with: body) as? [String: Any]
+        let events = object?["events"] as? [[String: Any]] ?? []
+        return events.filter { event in (event["id"] as? String).flatMap { UUID(uuidString: $0) } != nil }.count
     }
 }

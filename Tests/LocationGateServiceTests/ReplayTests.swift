@@ -2,6 +2,7 @@ import EventLog
 import Foundation
 import LocationAuthorization
 import LocationGateService
+import LocationGateSimulation
 import LocationGateTestSupport
 import PostgresClient
 import Testing

@@ -1,14 +1,27 @@
 import Hummingbird
 import LocationAuthorization
+import LocationGateService
 
-/// One dashboard page: its filters, its charts with their tables, and anything else.
+/// One dashboard page: its template, its filters, its charts with their tables, and on the
+/// device page who the device is. `view(for:)` makes the view model its template renders; the
+/// tables also answer the page's CSV links.
 struct DashboardPage {
     struct Section {
-        /// SVG (or a note when there is nothing to draw); empty for a table alone.
-        var chart: String
+        /// SVG (or a note when there is nothing to draw); `.empty` for a table alone.
+        var chart: SVGChart.Markup
         var table: DashboardTable
     }
 
+    /// What the device page says below its tables: the ids, whether the timeline was cut at
+    /// 1,000 events, and the versions it can be seen as of (none without events).
+    struct Device {
+        var userID: String
+        var deviceID: String
+        var truncated: Bool
+        var versions: [Int64]
+    }
+
+    var template: DashboardTemplates.Name
     var title: String
     var active: String
     /// Nil for pages without time filters.
@@ -16,42 +29,72 @@ struct DashboardPage {
     /// The `groupBy` values the page offers.
     var groupChoices: [String]
     var sections: [Section]
-    var extra: String = ""
+    var device: Device? = nil
 
     var tables: [DashboardTable] { sections.map(\.table) }
 
-    /// The page as HTML; each CSV link is the page's own address with `csv=<table>`.
-    func render(_ request: Request) -> String {
+    /// The view model of the page's template. Each CSV link is the page's own address with
+    /// `csv=<table>`; the filter form submits to the page's own address.
+    func view(for request: Request) -> View {
         let path = request.uri.path
         let kept = request.uri.queryParameters.compactMap { item -> (String, String)? in
             let name = String(item.key), value = String(item.value)
             return name == "csv" ? nil : (name, value)
         }
-        var body = ""
-        if let filters {
+        let filtersView = filters.map { filters in
             let groupValue = filters.groupBy.map(\.rawValue).joined(separator: ",")
-            let options = ([""] + groupChoices).map { choice in
-                let label = choice.isEmpty ? "default" : choice
-                return #"<option value="\#(choice)"\#(choice == groupValue ? " selected" : "")>\#(label)</option>"#
-            }.joined()
-            let platforms = ([""] + Platform.allCases.map(\.rawValue)).map { choice in
-                let label = choice.isEmpty ? "all" : choice
-                return #"<option value="\#(choice)"\#(choice == (filters.platform ?? "") ? " selected" : "")>\#(label)</option>"#
-            }.joined()
-            body += """
-                <form class="filters" method="get" action="\(HTML.escape(path))">
-                <label>From<input type="date" name="from" value="\(HTML.escape(String(filters.fromText.prefix(10))))"></label>
-                <label>To<input type="date" name="to" value="\(HTML.escape(String(filters.toText.prefix(10))))"></label>
-                \(groupChoices.isEmpty ? "" : #"<label>Group by<select name="groupBy">\#(options)</select></label>"#)
-                <label>Platform<select name="platform">\(platforms)</select></label>
-                <button type="submit">Apply</button></form>
-                """
+            let platform = filters.platform ?? ""
+            return FiltersView(
+                action: path,
+                from: String(filters.fromText.prefix(10)),
+                to: String(filters.toText.prefix(10)),
+                offersGroupBy: !groupChoices.isEmpty,
+                groupOptions: ([""] + groupChoices).map { choice in
+                    Option(value: choice, label: choice.isEmpty ? "default" : choice, selected: choice == groupValue)
+                },
+                platformOptions: ([""] + Platform.allCases.map(\.rawValue)).map { choice in
+                    Option(value: choice, label: choice.isEmpty ? "all" : choice, selected: choice == platform)
+                })
         }
-        for section in sections {
-            let csv = path + "?" + HTML.query(kept + [("csv", section.table.id)])
-            body += "<section>" + section.chart + section.table.html(csvHref: csv) + "</section>"
-        }
-        body += extra
-        return HTML.page(title: title, active: active, signedIn: true, body: body)
+        return View(
+            layout: DashboardLayout(title: title, active: active, signedIn: true),
+            filters: filtersView,
+            sections: sections.map { section in
+                let csv = path + "?" + PercentEncoding.query(kept + [("csv", section.table.id)])
+                return SectionView(chart: section.chart, table: section.table.view(csvHref: csv))
+            },
+            device: device)
+    }
+
+    /// The view model of a page's template (`overview.mustache`, `device.mustache`, ...).
+    /// `filters` and `device` are read only by the templates of pages that have them.
+    struct View {
+        var layout: DashboardLayout
+        var filters: FiltersView?
+        var sections: [SectionView]
+        var device: Device?
+    }
+
+    /// `filters.mustache`: the dates as given, and the choices with the current one selected.
+    struct FiltersView {
+        var action: String
+        var from: String
+        var to: String
+        var offersGroupBy: Bool
+        var groupOptions: [Option]
+        var platformOptions: [Option]
+    }
+
+    /// One `<option>` of a filter.
+    struct Option {
+        var value: String
+        var label: String
+        var selected: Bool
+    }
+
+    /// `section.mustache`: a chart and its table.
+    struct SectionView {
+        var chart: SVGChart.Markup
+        var table: DashboardTable.View
     }
 }

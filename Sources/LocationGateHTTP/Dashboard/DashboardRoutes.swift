@@ -7,12 +7,14 @@ import LocationGateService
 import Logging
 
 /// The dashboard (SPEC §8): pages rendered on the server over the same service queries as the
-/// API, for people who read grant rates and audit devices. Sign-in with an app key of `read`
-/// or `admin` scope starts a server-side session (`DashboardSessions`); its random id, never
-/// the key, is kept in an HttpOnly, SameSite=Strict cookie, `Secure` when the public URL is
-/// https (`DashboardSite`). Sign-in and sign-out are accepted from the server's own origin
-/// only. Every other address under `/dashboard` is behind the session (303 to the sign-in form
-/// without one) and the per-app rate limiter, and every page shows the session's app only.
+/// API, for people who read grant rates and audit devices. Each handler builds a typed view
+/// model and a Mustache template renders it (`DashboardTemplates`), escaping every value.
+/// Sign-in with an app key of `read` or `admin` scope starts a server-side session
+/// (`DashboardSessions`); its random id, never the key, is kept in an HttpOnly, SameSite=Strict
+/// cookie, `Secure` when the public URL is https (`DashboardSite`). Sign-in and sign-out are
+/// accepted from the server's own origin only. Every other address under `/dashboard` is behind
+/// the session (303 to the sign-in form without one) and the per-app rate limiter, and every
+/// page shows the session's app only.
 /// Filters (`from`, `to`, `groupBy`) are query parameters, so a view can be shared; every table
 /// has a CSV link (`?csv=<table>` on the page's own address).
 struct DashboardRoutes {
@@ -31,6 +33,8 @@ struct DashboardRoutes {
         self.sessions = service.dashboardSessions
         self.site = DashboardSite(publicURL: configuration.publicURL)
         self.limiter = limiter
+        // Read and parse the templates now, as the server starts, not on the first page.
+        _ = DashboardTemplates.bundled
     }
 
     /// The sign-in form and the two POSTs on `routes`; the pages, and any other address under
@@ -54,15 +58,7 @@ struct DashboardRoutes {
     // MARK: - Sign-in
 
     @Sendable func signInForm(_ request: Request, context: AppRequestContext) async throws -> Response {
-        Self.html(.ok, HTML.page(title: "Sign in", active: "", signedIn: false, body: Self.signInBody(error: nil)))
-    }
-
-    static func signInBody(error: String?) -> String {
-        (error.map { #"<p class="error">\#(HTML.escape($0))</p>"# } ?? "") + """
-            <section><form method="post" action="/dashboard/signin">
-            <p><label>App key (read or admin scope)<br><input name="key" type="password" autocomplete="off" size="48" required></label></p>
-            <p><button type="submit">Sign in</button></p></form></section>
-            """
+        try Self.render(.ok, .signIn, SignInView(layout: DashboardLayout(title: "Sign in", active: "", signedIn: false), error: nil))
     }
 
     /// SPEC §8: a `read` or `admin` key starts a session (303 to the overview with its cookie);
@@ -76,14 +72,14 @@ struct DashboardRoutes {
         guard let identity = try await AuthenticationMiddleware.identity(
             forKey: key, keys: service.keys, failures: failures, context: context)
         else {
-            return Self.signInRefused("That key is not a valid app key.")
+            return try Self.signInRefused("That key is not a valid app key.")
         }
         try charge(identity)
         guard identity.scope == .read || identity.scope == .admin else {
-            return Self.signInRefused("An ingest key cannot read the dashboard: use a read or admin key.")
+            return try Self.signInRefused("An ingest key cannot read the dashboard: use a read or admin key.")
         }
         guard let session = try await sessions.start(for: identity) else {
-            return Self.signInRefused("That key is not a valid app key.")
+            return try Self.signInRefused("That key is not a valid app key.")
         }
         if let previous = request.cookies[Self.cookieName]?.value, !previous.isEmpty {
             try await sessions.end(session: previous)
@@ -107,8 +103,8 @@ struct DashboardRoutes {
     }
 
     /// 401 with the form again.
-    static func signInRefused(_ message: String) -> Response {
-        html(.unauthorized, HTML.page(title: "Sign in", active: "", signedIn: false, body: signInBody(error: message)))
+    static func signInRefused(_ message: String) throws -> Response {
+        try render(.unauthorized, .signIn, SignInView(layout: DashboardLayout(title: "Sign in", active: "", signedIn: false), error: message))
     }
 
     /// 303 to the sign-in form.
@@ -145,8 +141,8 @@ struct DashboardRoutes {
         do {
             filters = try Filters(request)
         } catch let error as ServiceError {
-            return Self.html(.badRequest, HTML.page(title: "Bad filters", active: "", signedIn: true,
-                                                    body: #"<p class="error">\#(HTML.escape(error.message))</p>"#))
+            return try Self.render(.badRequest, .message, MessageView(
+                layout: DashboardLayout(title: "Bad filters", active: "", signedIn: true), message: error.message, back: false))
         }
         let page = try await body(identity, filters)
         if let table = request.uri.queryParameters.get("csv") {
@@ -158,7 +154,14 @@ struct DashboardRoutes {
                 headers: [.contentType: "text/csv; charset=utf-8", .contentDisposition: #"attachment; filename="\#(found.id).csv""#],
                 body: ResponseBody(byteBuffer: ByteBuffer(string: found.csv)))
         }
-        return Self.html(.ok, page.render(request))
+        return try Self.render(.ok, page.template, page.view(for: request))
+    }
+
+    /// A page: `template` rendering `view`, answered as `html`. A template that cannot be
+    /// rendered is a defect of the build (500).
+    static func render(_ status: HTTPResponse.Status, _ template: DashboardTemplates.Name, _ view: Any) throws -> Response {
+        let text = try DashboardTemplates.bundled.get().render(view, template)
+        return html(status, text)
     }
 
     static func html(_ status: HTTPResponse.Status, _ text: String) -> Response {
@@ -198,18 +201,13 @@ struct DashboardRoutes {
                     trend.first { Self.string($0, period.rawValue) == day && Self.string($0, "prompt") == kind }.flatMap { Self.number($0, "grantRate") }
                 })
             }
-            let search = """
-                <h2>Find a device</h2><form class="filters" method="get" action="/dashboard/device">
-                <label>User id<input name="user" required></label><label>Device id<input name="device" required></label>
-                <button type="submit">Open</button></form>
-                """
-            return DashboardPage(title: "Overview", active: "/dashboard", filters: filters, groupChoices: ["day", "week"], sections: [
+            return DashboardPage(template: .overview, title: "Overview", active: "/dashboard", filters: filters, groupChoices: ["day", "week"], sections: [
                 .init(chart: SVGChart.bars(statuses.map { (Self.string($0, "status") ?? "", Self.number($0, "count") ?? 0) }, format: { String(Int($0)) }),
                       table: statusTable),
                 .init(chart: SVGChart.bars(prompts.map { (Self.string($0, "prompt") ?? "", Self.number($0, "grantRate") ?? 0) }, maximum: 1,
                                            format: { String(format: "%.1f%%", $0 * 100) }), table: promptTable),
                 .init(chart: SVGChart.lines(xs: periods, series: series, maximum: 1), table: trendTable),
-            ], extra: search)
+            ])
         }
     }
 
@@ -222,7 +220,7 @@ struct DashboardRoutes {
                 (label: (groupBy.map { Self.text(row, $0.rawValue) } + [Self.string(row, "prompt") ?? ""]).joined(separator: " · "),
                  value: Self.number(row, "grantRate") ?? 0)
             }
-            return DashboardPage(title: "Prompts", active: "/dashboard/prompts", filters: filters,
+            return DashboardPage(template: .prompts, title: "Prompts", active: "/dashboard/prompts", filters: filters,
                                  groupChoices: ["platform", "osMajor", "appVersion", "day", "week"], sections: [
                 .init(chart: SVGChart.bars(bars, maximum: 1, format: { String(format: "%.1f%% granted", $0 * 100) }), table: table),
             ])
@@ -235,7 +233,7 @@ struct DashboardRoutes {
             let table = DashboardTable.analytics(id: "escalations", title: "Escalation", rows: rows)
             let steps = ["reachedWhenInUse", "askedAlways", "provisional", "provisionalToPermanent", "permanentAlways", "effectiveAlways"]
             let funnel = steps.map { step in (label: step, value: rows.reduce(0) { $0 + (Self.number($1, step) ?? 0) }) }
-            return DashboardPage(title: "Escalation funnel", active: "/dashboard/escalation", filters: filters,
+            return DashboardPage(template: .escalation, title: "Escalation funnel", active: "/dashboard/escalation", filters: filters,
                                  groupChoices: ["platform", "osMajor", "appVersion", "day", "week"], sections: [
                 .init(chart: SVGChart.bars(funnel, format: { String(Int($0)) }), table: table),
             ])
@@ -253,7 +251,7 @@ struct DashboardRoutes {
                 bars.append(("\(label) up", Self.number(row, "upgrades") ?? 0))
                 bars.append(("\(label) down", Self.number(row, "downgrades") ?? 0))
             }
-            return DashboardPage(title: "Settings changes", active: "/dashboard/settings", filters: filters,
+            return DashboardPage(template: .settings, title: "Settings changes", active: "/dashboard/settings", filters: filters,
                                  groupChoices: ["day", "week", "platform", "osMajor", "appVersion"], sections: [
                 .init(chart: SVGChart.bars(bars, format: { String(Int($0)) }), table: table),
             ])
@@ -271,7 +269,7 @@ struct DashboardRoutes {
                      .text(item.actions.prefix(3).map { "\($0.0.rawValue) \($0.1)" }.joined(separator: ", "))]
                 })
             let bars = coverage.map { (label: $0.feature.key, value: $0.devices == 0 ? 0 : Double($0.enabled) / Double($0.devices)) }
-            return DashboardPage(title: "Features", active: "/dashboard/features", filters: nil, groupChoices: [], sections: [
+            return DashboardPage(template: .features, title: "Features", active: "/dashboard/features", filters: nil, groupChoices: [], sections: [
                 .init(chart: SVGChart.bars(bars, maximum: 1, format: { String(format: "%.1f%% enabled", $0 * 100) }), table: table),
             ])
         }
@@ -281,10 +279,11 @@ struct DashboardRoutes {
         let query = request.uri.queryParameters
         let user = query.get("user") ?? "", device = query.get("device") ?? ""
         guard EventSubmission.isValidIdentifier(user), EventSubmission.isValidIdentifier(device) else {
-            return Self.html(.badRequest, HTML.page(title: "Find a device", active: "", signedIn: true,
-                body: #"<p class="error">User and device ids are 1 to 128 characters of A-Z a-z 0-9 . _ : @ -</p><p><a href="/dashboard">Back</a></p>"#))
+            return try Self.render(.badRequest, .message, MessageView(
+                layout: DashboardLayout(title: "Find a device", active: "", signedIn: true),
+                message: "User and device ids are 1 to 128 characters of A-Z a-z 0-9 . _ : @ -", back: true))
         }
-        return Response(status: .seeOther, headers: [.location: "/dashboard/users/\(HTML.segment(user))/devices/\(HTML.segment(device))"])
+        return Response(status: .seeOther, headers: [.location: "/dashboard/users/\(PercentEncoding.segment(user))/devices/\(PercentEncoding.segment(device))"])
     }
 
     @Sendable func device(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -305,15 +304,14 @@ struct DashboardRoutes {
                     default: false
                     }
                 }
-                let effectsCell = inferred
-                    ? DashboardTable.Cell(text: effects, html: #"<span class="inferred">\#(HTML.escape(effects))</span>"#) : .text(effects)
+                let effectsCell: DashboardTable.Cell = inferred ? .marked(effects) : .text(effects)
                 return [.count(Double(entry.version)), .text(entry.occurredAt), .text(entry.type), .text(Self.json(entry.data)),
                         effectsCell, .text("\(entry.before.status.rawValue) → \(entry.after.status.rawValue)")]
                     + step.decisions.map { .text($0.enabled ? "on" : "off (\($0.reason.rawValue))") }
             }
             let table = DashboardTable(id: "timeline", title: "Timeline",
                                        columns: ["version", "occurredAt", "type", "data", "effects", "status"] + featureKeys, rows: rows)
-            var sections = [DashboardPage.Section(chart: "", table: table)]
+            var sections = [DashboardPage.Section(chart: .empty, table: table)]
             let versionText = request.uri.queryParameters.get("version")
             let version = versionText.flatMap(Int64.init) ?? Int64(timeline.steps.count)
             if version > 0 {
@@ -329,19 +327,16 @@ struct DashboardRoutes {
                     ("platform", state.context.platform?.rawValue ?? "unknown"), ("osVersion", state.context.osVersion?.description ?? "unknown"),
                     ("appVersion", state.context.appVersion ?? "unknown"),
                 ] + view.decisions.map { ("feature \($0.feature)", $0.enabled ? "enabled" : "\($0.reason.rawValue), \($0.action.rawValue)") }
-                sections.append(.init(chart: "", table: DashboardTable(
+                sections.append(.init(chart: .empty, table: DashboardTable(
                     id: "state", title: "State as of version \(view.version)", columns: ["field", "value"],
                     rows: fields.map { [.text($0.0), .text($0.1)] })))
-                sections.append(.init(chart: "", table: Self.sessionsTable(state, version: view.version)))
-                sections.append(.init(chart: "", table: Self.diagnosticsTable(timeline.steps.prefix { $0.entry.version <= view.version }.map(\.entry))))
+                sections.append(.init(chart: .empty, table: Self.sessionsTable(state, version: view.version)))
+                sections.append(.init(chart: .empty, table: Self.diagnosticsTable(timeline.steps.prefix { $0.entry.version <= view.version }.map(\.entry))))
             }
-            let versions = (1...max(1, Int64(timeline.steps.count))).map { number in
-                #"<a href="?version=\#(number)">\#(number)</a>"#
-            }.joined(separator: " ")
-            let extra = #"<p class="muted">User <code>\#(HTML.escape(user))</code>, device <code>\#(HTML.escape(device))</code>. "#
-                + (timeline.truncated ? "The first 1,000 events are shown. " : "")
-                + #"Inferred answers (O2) are marked <span class="inferred">inferred</span>.</p><p>State as of version: \#(timeline.steps.isEmpty ? "no events" : versions)</p>"#
-            return DashboardPage(title: "Device", active: "", filters: nil, groupChoices: [], sections: sections, extra: extra)
+            let versions: [Int64] = timeline.steps.isEmpty ? [] : Array(1...Int64(timeline.steps.count))
+            return DashboardPage(
+                template: .device, title: "Device", active: "", filters: nil, groupChoices: [], sections: sections,
+                device: DashboardPage.Device(userID: user, deviceID: device, truncated: timeline.truncated, versions: versions))
         }
     }
 

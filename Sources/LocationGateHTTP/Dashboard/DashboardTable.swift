@@ -3,23 +3,21 @@ import LocationGateService
 
 /// A table as a dashboard page shows it and as its CSV link downloads it. Numbers keep the
 /// analytics API's exact value (in `data-value` and in the CSV); the page shows rates as
-/// percentages.
+/// percentages. Cells are text: `table.mustache` escapes each one.
 struct DashboardTable {
     struct Cell {
         var text: String
         /// The exact number, as the API gives it; nil for text.
         var value: String?
-        /// Markup already escaped (a link); shown instead of `text` on the page.
-        var html: String?
+        /// Shown marked (an inferred answer or its correction, O2).
+        var marked = false
 
         static func text(_ text: String) -> Cell { Cell(text: text) }
+        static func marked(_ text: String) -> Cell { Cell(text: text, marked: true) }
         static func count(_ value: Double) -> Cell { Cell(text: String(Int64(value)), value: String(Int64(value))) }
         static func rate(_ value: Double?) -> Cell {
             guard let value else { return Cell(text: "–", value: "") }
             return Cell(text: String(format: "%.1f%%", value * 100), value: "\(value)")
-        }
-        static func link(_ text: String, _ href: String) -> Cell {
-            Cell(text: text, html: #"<a href="\#(HTML.escape(href))">\#(HTML.escape(text))</a>"#)
         }
     }
 
@@ -28,31 +26,49 @@ struct DashboardTable {
     var columns: [String]
     var rows: [[Cell]]
 
-    /// The table with a CSV link to `csvHref`.
-    func html(csvHref: String) -> String {
-        var html = #"<h2>\#(HTML.escape(title))</h2><p class="csv"><a href="\#(HTML.escape(csvHref))">CSV</a></p>"#
-        html += #"<div class="scroll"><table id="\#(id)"><thead><tr>"#
-        html += columns.map { "<th>\(HTML.escape($0))</th>" }.joined() + "</tr></thead><tbody>"
-        for row in rows {
-            html += "<tr>" + row.map { cell in
-                if let markup = cell.html { return "<td>\(markup)</td>" }
-                if let value = cell.value {
-                    return #"<td class="n" data-value="\#(HTML.escape(value))">\#(HTML.escape(cell.text))</td>"#
-                }
-                return "<td>\(HTML.escape(cell.text))</td>"
-            }.joined() + "</tr>"
-        }
-        if rows.isEmpty { html += #"<tr><td colspan="\#(max(1, columns.count))" class="muted">No data for these filters.</td></tr>"# }
-        return html + "</tbody></table></div>"
+    /// The table as `table.mustache` shows it, with a CSV link to `csvHref`.
+    func view(csvHref: String) -> View {
+        View(
+            id: id, title: title, csvHref: csvHref, columns: columns,
+            rows: rows.map { row in
+                View.Row(cells: row.map { cell in
+                    View.Cell(text: cell.text, value: cell.value ?? "", isNumber: cell.value != nil, marked: cell.marked)
+                })
+            },
+            columnCount: max(1, columns.count))
     }
 
-    /// RFC 4180 CSV: a header row, then the rows with exact numbers (`CSVCell` neutralises text).
-    var csv: String {
-        var lines = [columns.map(CSVCell.text).joined(separator: ",")]
-        for row in rows {
-            lines.append(row.map { cell in cell.value.map(CSVCell.number) ?? CSVCell.text(cell.text) }.joined(separator: ","))
+    /// The view model of `table.mustache`. Nothing in it is optional: a name Mustache does not
+    /// find on the innermost object is looked for on the objects around it.
+    struct View {
+        struct Cell {
+            var text: String
+            /// The exact number for `data-value`; empty for text.
+            var value: String
+            var isNumber: Bool
+            var marked: Bool
         }
-        return lines.joined(separator: "\r\n") + "\r\n"
+
+        struct Row {
+            var cells: [Cell]
+        }
+
+        var id: String
+        var title: String
+        var csvHref: String
+        var columns: [String]
+        var rows: [Row]
+        /// The span of the one cell of an empty table.
+        var columnCount: Int
+    }
+
+    /// The CSV download: a header row, then the rows with exact numbers, lines ended with CRLF
+    /// (`CSV`).
+    var csv: String {
+        CSV.write(
+            header: columns,
+            rows: rows.map { row in row.map { cell in cell.value.map(CSV.Field.number) ?? .text(cell.text) } },
+            lineEnding: .crlf)
     }
 
     /// Analytics rows as a table: group fields and counts as they come, rates as rates, and a

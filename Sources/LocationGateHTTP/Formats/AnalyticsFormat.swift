@@ -12,14 +12,10 @@ public enum AnalyticsFormat {
     }
 
     /// The header comes from the first row (every row of one query has the same fields); the
-    /// `choices` map is written as compact JSON in its cell.
+    /// `choices` map is written as compact JSON in its cell. Lines end with LF (`CSV`).
     public static func csv(_ rows: [AnalyticsQuery.Row], kind: AnalyticsQuery.Kind, groupBy: [AnalyticsQuery.Dimension]) -> String {
         let header = rows.first.map { $0.map(\.0) } ?? (groupBy.map(\.rawValue) + emptyFields(kind))
-        var lines = [header.joined(separator: ",")]
-        for row in rows {
-            lines.append(row.map { cell($0.1) }.joined(separator: ","))
-        }
-        return lines.joined(separator: "\n") + "\n"
+        return CSV.write(header: header, rows: rows.map { row in row.map { field($0.1) } }, lineEnding: .lf)
     }
 
     public static func emptyFields(_ kind: AnalyticsQuery.Kind) -> [String] {
@@ -31,19 +27,18 @@ public enum AnalyticsFormat {
         }
     }
 
-    static func cell(_ value: JSONValue) -> String {
-        let text: String
+    /// One value as a CSV field: numbers as integers when they are whole, text and JSON as text.
+    static func field(_ value: JSONValue) -> CSV.Field {
         switch value {
-        case .null: return ""
-        case .bool(let flag): return flag ? "true" : "false"
+        case .null: return .text("")
+        case .bool(let flag): return .text(flag ? "true" : "false")
         case .number(let number):
-            return number.rounded() == number && abs(number) < 1e15 ? String(Int64(number)) : String(number)
-        case .string(let string): text = string
+            return .number(number.rounded() == number && abs(number) < 1e15 ? String(Int64(number)) : String(number))
+        case .string(let string): return .text(string)
         case .array, .object:
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
-            text = (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+            return .text((try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "")
         }
-        return CSVCell.text(text)
     }
 }

@@ -1,5 +1,4 @@
 import EventLog
-import DequeModule
 import Foundation
 import LocationAuthorization
 import Logging
@@ -19,6 +18,12 @@ struct CommittedAppend: Sendable {
 
 /// Group commit for small appends: concurrent requests share one transaction and its fsync,
 /// and each is still acknowledged only after that transaction commits.
+///
+/// This type is the I/O around two state machines that hold every decision: `GroupCommitQueue`
+/// (admission, the bounds, when a drainer or the watcher starts, which requests form the next
+/// group, which waited too long) and `GroupAttempts` (within one group, which requests go into
+/// the next transaction after a refusal, a race or a failure). It holds the queue's state under
+/// a lock, runs the tasks the queue asks for, appends on the pool, and answers each request.
 ///
 /// Requests wait in a queue; a drainer takes what is queued (up to `maxEvents` events), appends
 /// each app's requests as one combined batch, commits once, and answers them all. One drainer runs
@@ -46,29 +51,16 @@ final class GroupCommitter: Sendable {
         var events: [NewEvent]
         var decoded: [Int: LocationEvent]
         var continuation: CheckedContinuation<CommittedAppend, any Error>
-        /// When it was queued, on `clock`.
-        var enqueued: Duration
-    }
-
-    private struct State {
-        var queue: Deque<Request> = []
-        var queuedEvents = 0
-        var queuedByApp: [UUID: Int] = [:]
-        var drainers = 0
-        /// A task is watching for requests that waited `spillAfter` (`watchForStuckGroups`).
-        var watching = false
     }
 
     private let pool: PostgresConnectionPool
-    private let maxInFlight: Int
     private let spillAfter: Duration
-    private let maxEvents: Int
     let maxQueuedEvents: Int
     let maxQueuedEventsPerApp: Int
     let queueTimeout: Duration
     /// The clock of the watcher and the queue timeout (injected by tests).
     private let clock: any MonotonicClock
-    private let state = Mutex(State())
+    private let state: Mutex<GroupCommitQueue<Request>>
     private let isolations = Counter(label: "locgate_group_commit_isolations_total")
     private let groupsCommitted = Counter(label: "locgate_group_commits_total")
     private let eventsCommitted = Counter(label: "locgate_group_commit_events_total")
@@ -82,14 +74,16 @@ final class GroupCommitter: Sendable {
         maxEvents: Int = 2000, maxQueuedEvents: Int = 20_000, maxQueuedEventsPerApp: Int? = nil,
         queueTimeout: Duration = .seconds(5), clock: any MonotonicClock = SystemClock()
     ) {
-        self.maxQueuedEventsPerApp = maxQueuedEventsPerApp ?? max(1_000, maxQueuedEvents / 4)
+        let maxQueuedEventsPerApp = maxQueuedEventsPerApp ?? max(1_000, maxQueuedEvents / 4)
+        self.maxQueuedEventsPerApp = maxQueuedEventsPerApp
         self.pool = pool
         self.clock = clock
-        self.maxInFlight = maxInFlight
         self.spillAfter = spillAfter
-        self.maxEvents = maxEvents
         self.maxQueuedEvents = maxQueuedEvents
         self.queueTimeout = queueTimeout
+        self.state = Mutex(GroupCommitQueue(
+            maxInFlight: maxInFlight, spillAfter: spillAfter, maxEvents: maxEvents, maxQueuedEvents: maxQueuedEvents,
+            maxQueuedEventsPerApp: maxQueuedEventsPerApp, queueTimeout: queueTimeout))
     }
 
     /// Events waiting for a group now (a gauge for `/metrics`).
@@ -98,34 +92,20 @@ final class GroupCommitter: Sendable {
     /// Appends one request's events; returns when they are durable.
     func append(appID: UUID, events: [NewEvent], decoded: [Int: LocationEvent]) async throws -> CommittedAppend {
         try await withCheckedThrowingContinuation { continuation in
-            enum Admission { case refuse, refuseApp, queued, watch, startDrainer }
-            let enqueued = clock.now
-            let admission = state.withLock { state -> Admission in
-                guard state.queuedEvents + events.count <= maxQueuedEvents else { return .refuse }
-                let appQueued = state.queuedByApp[appID, default: 0]
-                guard appQueued == 0 || appQueued + events.count <= maxQueuedEventsPerApp else { return .refuseApp }
-                state.queue.append(Request(
-                    appID: appID, events: events, decoded: decoded, continuation: continuation, enqueued: enqueued))
-                state.queuedEvents += events.count
-                state.queuedByApp[appID] = appQueued + events.count
-                if state.drainers == 0 {
-                    state.drainers = 1
-                    return .startDrainer
-                }
-                // A group is committing and will take this request next, unless it is stuck.
-                guard state.drainers < maxInFlight, !state.watching else { return .queued }
-                state.watching = true
-                return .watch
+            let request = Request(appID: appID, events: events, decoded: decoded, continuation: continuation)
+            let now = clock.now
+            let action = state.withLock { queue in
+                queue.enqueue(request, appID: appID, events: events.count, at: now)
             }
-            switch admission {
-            case .refuse:
+            switch action {
+            case .refuse(.queueFull):
                 continuation.resume(throwing: ServiceError(.overloaded, "the server is busy: too many events are waiting to be appended"))
-            case .refuseApp:
+            case .refuse(.appShareFull):
                 continuation.resume(throwing: ServiceError(
                     .overloaded, "the server is busy: this app has \(maxQueuedEventsPerApp) events waiting to be appended already"))
             case .queued:
                 break
-            case .watch:
+            case .startWatcher:
                 Task { await self.watchForStuckGroups() }
             case .startDrainer:
                 Task { await self.drain() }
@@ -133,78 +113,45 @@ final class GroupCommitter: Sendable {
         }
     }
 
-    /// While requests wait, checks every `spillAfter` whether the oldest has waited that long,
-    /// and then starts another drainer (up to `maxInFlight`): the running groups are stuck on
-    /// a lock or a slow disk. One watcher at a time; it ends when the queue is empty, or when
-    /// `maxInFlight` drainers run (the next to leave starts it again).
+    /// While requests wait, wakes every `spillAfter` and tells the queue, which starts another
+    /// drainer when the oldest request has waited that long (the running groups are stuck on a
+    /// lock or a slow disk). One watcher at a time; it ends when the queue says so.
     private func watchForStuckGroups() async {
         while true {
             try? await clock.sleep(for: spillAfter)
-            enum Next { case stop, watch, startDrainer }
             let now = clock.now
-            let next = state.withLock { state -> Next in
-                guard let oldest = state.queue.first?.enqueued, state.drainers < maxInFlight else {
-                    state.watching = false
-                    return .stop
-                }
-                guard now - oldest >= spillAfter else { return .watch }
-                state.drainers += 1
-                return .startDrainer
-            }
-            switch next {
+            switch state.withLock({ $0.watcherWoke(at: now) }) {
             case .stop: return
-            case .watch: continue
+            case .wait: continue
             case .startDrainer: Task { await self.drain() }
             }
         }
     }
 
+    /// Commits the groups the queue hands out until it says to stop.
     private func drain() async {
-        var committed = false
-        var rewatch = false
+        let started = clock.now
+        var action = state.withLock { $0.drainerStarted(at: started) }
         while true {
-            let oldest = clock.now - queueTimeout
-            let (group, expired) = state.withLock { state -> ([Request], [Request]) in
-                // After a group, a drainer leaves while another runs: the other takes the queue
-                // when its group is done (the last drainer leaves only with the queue empty), so
-                // extra drainers last only as long as a group is stuck, and one group at a time
-                // resumes after it. If the others are all stuck, the watcher starts one again.
-                if committed && state.drainers > 1 {
-                    state.drainers -= 1
-                    if !state.queue.isEmpty && !state.watching {
-                        state.watching = true
-                        rewatch = true
-                    }
-                    return ([], [])
-                }
-                var taken: [Request] = []
-                var expired: [Request] = []
-                var count = 0
-                while let next = state.queue.first, taken.isEmpty || count + next.events.count <= maxEvents {
-                    state.queue.removeFirst()
-                    state.queuedEvents -= next.events.count
-                    let left = state.queuedByApp[next.appID, default: 0] - next.events.count
-                    state.queuedByApp[next.appID] = left > 0 ? left : nil
-                    if next.enqueued < oldest {
-                        expired.append(next)
-                        continue
-                    }
-                    taken.append(next)
-                    count += next.events.count
-                }
-                if taken.isEmpty { state.drainers -= 1 }
-                return (taken, expired)
-            }
-            for request in expired {
-                request.continuation.resume(throwing: ServiceError(
-                    .overloaded, "the server is busy: the append waited more than \(queueTimeout) for its turn"))
-            }
-            if group.isEmpty {
-                if rewatch { Task { await self.watchForStuckGroups() } }
+            switch action {
+            case .commit(let group, let expired):
+                refuse(expired)
+                await commit(group)
+                let now = clock.now
+                action = state.withLock { $0.groupFinished(at: now) }
+            case .stop(let expired, let startWatcher):
+                refuse(expired)
+                if startWatcher { Task { await self.watchForStuckGroups() } }
                 return
             }
-            await commit(group)
-            committed = true
+        }
+    }
+
+    /// Answers requests that waited longer than `queueTimeout` for their turn.
+    private func refuse(_ expired: [Request]) {
+        for request in expired {
+            request.continuation.resume(throwing: ServiceError(
+                .overloaded, "the server is busy: the append waited more than \(queueTimeout) for its turn"))
         }
     }
 
@@ -221,68 +168,50 @@ final class GroupCommitter: Sendable {
         }
     }
 
-    /// Appends the group in one transaction. When a request's event is refused (a version
-    /// conflict, a rule), the transaction is rolled back, that request alone fails, and the
-    /// others are appended again in a new one; refusals are rare, so the common case pays for
-    /// no savepoints. A unique violation (a retry racing another group with the same event id)
-    /// is retried too: the next attempt answers it as a duplicate. When the database refuses
-    /// a group of several for another reason that is not an outage, each request is appended
-    /// on its own (a group of one), so that the one at fault fails alone.
+    /// Appends the group, in as many transactions as `GroupAttempts` asks for (one, unless a
+    /// request is refused or the database refuses the group), and returns each request's outcome.
     private func append(_ group: [Request]) async -> [Result<CommittedAppend, any Error>] {
-        var outcomes = [Result<CommittedAppend, any Error>?](repeating: nil, count: group.count)
-        var pending = Array(group.indices)
-        var races = 0
-        var refusals = 0
-        while !pending.isEmpty {
-            let requests = pending.map { (group[$0].appID, group[$0].events, group[$0].decoded) }
-            attempted.add(pending.count, ordering: .relaxed)
-            do {
-                let committed = try await pool.withConnection { connection in
-                    try connection.transaction { connection in try Self.appendAll(requests, on: connection) }
-                }
-                for (number, index) in pending.enumerated() { outcomes[index] = .success(committed[number]) }
-                groupsCommitted.increment()
-                eventsCommitted.increment(by: pending.reduce(0) { $0 + group[$1].events.count })
-                pending = []
-            } catch let refused as Refused {
-                let index = pending[refused.request]
-                outcomes[index] = .failure(refused.error)
-                pending.remove(at: refused.request)
-                refusals += 1
-                if refusals >= 2 && pending.count > 1 {
-                    // Several refused requests: halves, in order (a stream's requests keep
-                    // their order), each a group with its own budget of refusals.
-                    let halves = [Array(pending[..<(pending.count / 2)]), Array(pending[(pending.count / 2)...])]
-                    for half in halves {
-                        for (index, outcome) in zip(half, await append(half.map { group[$0] })) { outcomes[index] = outcome }
+        var attempts = GroupAttempts<CommittedAppend>(requests: group.count)
+        var action = attempts.start()
+        while true {
+            switch action {
+            case .append(let indices):
+                let requests = indices.map { (group[$0].appID, group[$0].events, group[$0].decoded) }
+                attempted.add(indices.count, ordering: .relaxed)
+                do {
+                    let committed = try await pool.withConnection { connection in
+                        try connection.transaction { connection in try Self.appendAll(requests, on: connection) }
                     }
-                    pending = []
+                    groupsCommitted.increment()
+                    eventsCommitted.increment(by: indices.reduce(0) { $0 + group[$1].events.count })
+                    action = attempts.appended(committed)
+                } catch let refused as Refused {
+                    action = attempts.failed(refused.error, .refused(position: refused.request))
+                } catch {
+                    action = attempts.failed(error, Self.failure(error))
                 }
-            } catch where Self.isUniqueRace(error) && races < 2 {
-                races += 1
-            } catch where Self.isMissingPartition(error) && races < 2 {
+            case .createPartitions:
                 // The log outran its partitions (the servers create them ahead, once a minute):
                 // create them now and append again; nothing was stored.
-                races += 1
                 do {
                     try await pool.withConnection { connection in _ = try EventLog.ensurePartitions(on: connection) }
+                    action = attempts.partitionsCreated()
                 } catch {
-                    for index in pending { outcomes[index] = .failure(error) }
-                    pending = []
+                    action = attempts.partitionsFailed(error)
                 }
-            } catch where pending.count > 1 && !Self.isOutage(error) {
-                // Something of one request (data the database refused, a defect) failed the
-                // whole group: find it by appending each request on its own.
-                isolations.increment()
-                for index in pending { outcomes[index] = await append([group[index]])[0] }
-                pending = []
-            } catch {
-                // The transaction failed: nothing of what is pending is stored.
-                for index in pending { outcomes[index] = .failure(error) }
-                pending = []
+            case .finish(let outcomes):
+                if attempts.isolations > 0 { isolations.increment(by: attempts.isolations) }
+                return outcomes
             }
         }
-        return outcomes.map { $0 ?? .failure(PostgresError(.server, message: "request not appended")) }
+    }
+
+    /// What a failed transaction means for its requests.
+    private static func failure(_ error: any Error) -> GroupAttempts<CommittedAppend>.Failure {
+        if isUniqueRace(error) { return .uniqueRace }
+        if isMissingPartition(error) { return .missingPartition }
+        if isOutage(error) { return .outage }
+        return .other
     }
 
     /// A retry of an event id raced another group: appending again answers it as a duplicate.

@@ -1,6 +1,7 @@
 import EventLog
 import Foundation
 import LocationAuthorization
+import LocationGateSimulation
 import Testing
 
 @testable import LocationGateService

@@ -1,6 +1,7 @@
 import Foundation
 import LocationAuthorization
 import LocationGateJSON
+import LocationGateSimulation
 import Testing
 
 @testable import LocationGateService

@@ -1,6 +1,7 @@
 import Foundation
 import LocationAuthorization
 @testable import LocationGateClient
+import LocationGateTestSupport
 import Synchronization
 import Testing
 

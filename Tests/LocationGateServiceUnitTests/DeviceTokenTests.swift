@@ -77,4 +77,27 @@ struct DeviceTokenTests {
         let other = try DeviceToken.verify(signed(#"{"sub":"u-1","exp":\#(exp),"iat":1,"iss":"backend"}"#), secret: Self.secret, now: Self.now)
         #expect(other.userID == "u-1" && other.deviceID == nil)
     }
+
+    @Test("A header with crit is refused, whatever it lists and although the signature matches (RFC 7515 §4.1.11); the same token without it verifies")
+    func criticalHeader() throws {
+        func encode(_ data: Data) -> String {
+            data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+        }
+        func signed(header: String) -> String {
+            let exp = Int(Self.now.timeIntervalSince1970) + 60
+            let head = encode(Data(header.utf8)), body = encode(Data(#"{"sub":"u-1","exp":\#(exp)}"#.utf8))
+            let mac = HMAC<SHA256>.authenticationCode(for: Data("\(head).\(body)".utf8), using: SymmetricKey(data: Data(Self.secret.utf8)))
+            return "\(head).\(body).\(encode(Data(mac)))"
+        }
+        for header in [
+            #"{"alg":"HS256","typ":"JWT","crit":["exp"]}"#, #"{"alg":"HS256","crit":["b64"],"b64":false}"#,
+            #"{"alg":"HS256","crit":[]}"#, #"{"alg":"HS256","crit":null}"#,
+        ] {
+            #expect(throws: DeviceToken.Refusal.criticalExtensions, "\(header)") {
+                try DeviceToken.verify(signed(header: header), secret: Self.secret, now: Self.now)
+            }
+        }
+        #expect(try DeviceToken.verify(signed(header: #"{"alg":"HS256","typ":"JWT"}"#), secret: Self.secret, now: Self.now).userID == "u-1")
+    }
 }

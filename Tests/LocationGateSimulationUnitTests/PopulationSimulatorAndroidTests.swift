@@ -1,6 +1,6 @@
 import Foundation
 import LocationAuthorization
-import LocationGateService
+import LocationGateSimulation
 import Testing
 
 /// The simulated population's Android devices (SPEC §12), with the reducer alone: every device's

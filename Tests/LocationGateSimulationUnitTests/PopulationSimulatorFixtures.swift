@@ -1,6 +1,6 @@
 import Foundation
 import LocationAuthorization
-import LocationGateService
+import LocationGateSimulation
 
 /// What a simulated population's events did, with the reducer alone: every device's events read
 /// back from their JSON as ingest reads them, then applied to a `DeviceState` as ingest would.

@@ -1,6 +1,6 @@
 import Foundation
 import LocationAuthorization
-import LocationGateService
+import LocationGateSimulation
 import Testing
 
 /// The simulated population's iOS 18 share (SPEC §11), with the reducer alone: every device's
