@@ -4,11 +4,16 @@ import PostgresClient
 
 /// The append-only event log on PostgreSQL (SPEC §1).
 ///
-/// - Streams are `(app, user, device)` with versions 1..n and no gaps: an append locks the
-///   stream's row in `streams`, so concurrent writers of a stream take turns.
+/// - Streams are `(app, user, device)` with versions 1..n and no gaps: an append takes a
+///   transaction-level advisory lock per stream (`lock(_:on:)`, in sorted order, before its
+///   first write), so concurrent writers of a stream take turns; `streams` holds each
+///   stream's head, read under that lock.
 /// - A batch is atomic: one transaction, all or nothing.
-/// - Idempotency is checked first: an id the app already stored returns the stored result,
-///   also when two retries race (the loser hits the unique index, rolls back and re-reads).
+/// - Idempotency is checked once the batch's streams are locked, before anything is written:
+///   an id the app already stored, in any partition, returns the stored result. Two retries
+///   that race take turns on the stream's lock, so the second finds the first's event; one
+///   that still reaches the insert hits the partition's unique index, and the append is run
+///   again and reads the stored result.
 /// - The global order is `(tx_id, position)`, read only below the oldest running transaction,
 ///   so no reader ever skips an event that a slower transaction commits late.
 public struct EventLog: Sendable {
@@ -40,8 +45,10 @@ public struct EventLog: Sendable {
         }
     }
 
-    /// The blocking append, for callers that already hold a connection. Retries once when a
-    /// concurrent append of the same id wins the race, so the caller sees the stored result.
+    /// The blocking append, for callers that already hold a connection. Runs the transaction
+    /// again, at most twice, when a concurrent append of the same id won the race (the caller
+    /// then sees the stored result) or when no partition took the events yet (after creating
+    /// the partitions ahead).
     public static func append(
         appID: UUID, events: [NewEvent], projector: (any AppendProjector)?, on connection: PostgresConnection
     ) throws -> [AppendResult] {

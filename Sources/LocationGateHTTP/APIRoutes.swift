@@ -4,11 +4,11 @@ import HTTPTypes
 import Hummingbird
 import LocationAuthorization
 import LocationGateService
-import Metrics
 
 /// The v1 API of SPEC §5.
 struct APIRoutes {
     let service: GateService
+    let rejections = EventRejections()
 
     func register(on routes: RouteTable) {
         routes.post("/v1/apps", use: createApp)
@@ -47,7 +47,7 @@ struct APIRoutes {
             let csv = AnalyticsFormat.csv(rows, kind: kind, groupBy: query.groupBy)
             return JSONResponse.make(.ok, data: Data(csv.utf8), contentType: "text/csv; charset=utf-8")
         }
-        return JSONResponse.make(.ok, data: try AnalyticsFormat.json(rows))
+        return JSONResponse.make(.ok, data: AnalyticsFormat.json(rows))
     }
 
     // MARK: - Apps and keys
@@ -145,17 +145,21 @@ struct APIRoutes {
 
     // MARK: - Events
 
+    /// Every refusal is counted in `locgate_rejections_total{code}` (`EventRejections`).
     @Sendable func appendEvents(_ request: Request, context: AppRequestContext) async throws -> Response {
+        do {
+            return try await append(request, context: context)
+        } catch {
+            rejections.count(error)
+            throw error
+        }
+    }
+
+    private func append(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.require(.ingest)
         var request = request
         let body = try await request.bodyData(limit: 1 << 20)
-        let submissions: [EventSubmission]
-        do {
-            submissions = try EventBatch.decode(body, maxEvents: GateService.maxBatchEvents)
-        } catch {
-            Counter(label: "locgate_rejections_total", dimensions: [("code", error.code.rawValue)]).increment()
-            throw error
-        }
+        let submissions = try EventBatch.decode(body, maxEvents: GateService.maxBatchEvents)
         if let secret = identity.tokenSecret {
             try Self.requireDeviceToken(request, secret: secret, covering: submissions)
         }
@@ -219,7 +223,7 @@ struct APIRoutes {
         }
         for (index, device) in body.devices.enumerated() {
             guard EventSubmission.isValidIdentifier(device.userId), EventSubmission.isValidIdentifier(device.deviceId) else {
-                throw APIError(.validationFailed, "devices[\(index)]: userId and deviceId must be 1 to 128 characters of A-Z a-z 0-9 . _ : @ -", index: index)
+                throw APIError(.validationFailed, "devices[\(index)]: userId and deviceId must be \(EventSubmission.identifierRule)", index: index)
             }
         }
         struct Results: Encodable { var results: [DeviceDecisions] }
@@ -235,7 +239,8 @@ struct APIRoutes {
         let query = request.uri.queryParameters
         let after = try integer(query.get("afterVersion"), "afterVersion", default: 0, range: 0...Int64.max)
         let limit = try integer(query.get("limit"), "limit", default: 100, range: 1...1000)
-        return try JSONResponse.make(.ok, try await service.history(key, afterVersion: after, limit: Int(limit)))
+        let page = try await service.history(key, afterVersion: after, limit: Int(limit))
+        return JSONResponse.make(.ok, data: Data(page.json))
     }
 
     @Sendable func state(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -272,7 +277,7 @@ struct APIRoutes {
         let raw = context.parameters.get(name) ?? ""
         let value = raw.utf8.contains(UInt8(ascii: "%")) ? raw.removingPercentEncoding ?? "" : raw
         guard EventSubmission.isValidIdentifier(value) else {
-            throw APIError(.validationFailed, "\(field): must be 1 to 128 characters of A-Z a-z 0-9 . _ : @ -")
+            throw APIError(.validationFailed, "\(field): must be \(EventSubmission.identifierRule)")
         }
         return value
     }

@@ -1,4 +1,4 @@
-import PostgresClient
+import LocationGateService
 
 /// A database reading that `/readyz` and `/metrics` report, taken at most once per `interval`
 /// however often they are asked: both need no key, so a flood of them must not take the
@@ -7,14 +7,14 @@ import PostgresClient
 actor CachedReading<Value: Sendable> {
     private let read: @Sendable () async throws -> Value
     private let interval: Duration
-    private let clock: any MonotonicClock
+    private let clock: ElapsedTime
     private var last: (at: Duration, result: Result<Value, any Error>)?
     private var inFlight: Task<Result<Value, any Error>, Never>?
 
-    init(interval: Duration = .seconds(1), clock: any MonotonicClock = SystemClock(), _ read: @escaping @Sendable () async throws -> Value) {
+    init(interval: Duration = .seconds(1), clock: any Clock<Duration> = ContinuousClock(), _ read: @escaping @Sendable () async throws -> Value) {
         self.read = read
         self.interval = interval
-        self.clock = clock
+        self.clock = ElapsedTime(clock)
     }
 
     func value() async throws -> Value {

@@ -34,6 +34,15 @@ struct ErrorBodyMiddleware: RouterMiddleware {
         }
     }
 
+    /// The code `apiError` answers an error with, without logging it (for counting).
+    static func code(of error: any Error) -> ServiceError.Code {
+        switch error {
+        case let error as APIError: error.error.code
+        case let error as HTTPError: code(for: error.status)
+        default: ServiceError.from(error).code
+        }
+    }
+
     static func code(for status: HTTPResponse.Status) -> ServiceError.Code {
         switch status {
         case .notFound: .notFound

@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import LocationAuthorization
+import LocationGateJSON
 import LocationGateService
 
 /// OpenFeature Remote Evaluation Protocol (OFREP 0.3): each feature is a boolean flag.
@@ -19,12 +20,31 @@ struct OFREPRoutes {
         routes.post("/ofrep/v1/evaluate/flags", use: evaluateFlags)
     }
 
-    struct Evaluation: Encodable {
+    /// One flag's evaluation, written by hand (`write(to:)`) with its keys in byte order.
+    struct Evaluation: Sendable {
         var key: String
         var value: Bool
-        var variant: String
         var reason: String
-        var metadata: [String: String]
+        /// The gate's status, reason and action, by name.
+        var metadata: [(name: String, value: String)]
+
+        var variant: String { value ? "enabled" : "disabled" }
+
+        func write(to writer: inout JSONWriter) {
+            writer.objectStart()
+            writer.field("key", key)
+            writer.key("metadata")
+            writer.objectStart()
+            for item in metadata.sorted(by: { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }) {
+                writer.key(item.name)
+                writer.string(item.value)
+            }
+            writer.objectEnd()
+            writer.field("reason", reason)
+            writer.field("value", value)
+            writer.field("variant", variant)
+            writer.objectEnd()
+        }
     }
 
     struct Target: Sendable {
@@ -41,7 +61,9 @@ struct OFREPRoutes {
             throw ContextFailure(code: "FLAG_NOT_FOUND", details: "no flag \(flag.prefix(128))", status: .notFound)
         }
         let states = try await states(appID: identity.appID, target: target)
-        return try JSONResponse.make(.ok, evaluate(feature, target: target, states: states))
+        var writer = JSONWriter()
+        evaluate(feature, target: target, states: states).write(to: &writer)
+        return JSONResponse.make(.ok, data: Data(writer.bytes))
     }
 
     @Sendable func evaluateFlags(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -52,26 +74,43 @@ struct OFREPRoutes {
         if let match = request.headers[.ifNoneMatch], match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == bulk.etag }) {
             return Response(status: .notModified, headers: [.eTag: bulk.etag])
         }
-        // ADR-0008: where to listen for changes instead of polling (SPEC §5).
-        var object = (try JSONSerialization.jsonObject(with: bulk.data) as? [String: Any]) ?? [:]
-        object["eventStreams"] = [[
-            "type": "sse", "url": Self.streamURL(request: request, target: target),
-            "inactivityDelaySec": Int(streams.inactivity.components.seconds),
-        ]]
-        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-        return JSONResponse.make(.ok, data: data, headers: [.eTag: bulk.etag])
+        // ADR-0008: where to listen for changes instead of polling (SPEC §5). The body is the
+        // bulk evaluation with `eventStreams` beside `flags`, keys in byte order as in every
+        // body; the ETag stays the hash of the evaluation alone, which the stream compares.
+        var writer = JSONWriter(capacity: bulk.data.count + 256)
+        writer.objectStart()
+        writer.key("eventStreams")
+        writer.arrayStart()
+        writer.objectStart()
+        writer.field("inactivityDelaySec", Int(streams.inactivity.components.seconds))
+        writer.field("type", "sse")
+        writer.field("url", Self.streamURL(request: request, target: target))
+        writer.objectEnd()
+        writer.arrayEnd()
+        writer.key("flags")
+        Self.writeFlags(bulk.flags, to: &writer)
+        writer.objectEnd()
+        return JSONResponse.make(.ok, data: Data(writer.bytes), headers: [.eTag: bulk.etag])
     }
 
-    /// Every flag for the target, and the ETag of exactly that (the event stream compares it).
-    func bulkEvaluation(appID: UUID, target: Target) async throws -> (data: Data, etag: String) {
-        struct Bulk: Encodable { var flags: [Evaluation] }
+    /// Every flag for the target, `{"flags": [...]}`, and the ETag of exactly those bytes (the
+    /// event stream compares it): the same content always gives the same bytes.
+    func bulkEvaluation(appID: UUID, target: Target) async throws -> (data: [UInt8], etag: String, flags: [Evaluation]) {
         let features = try await service.features.features(appID: appID)
         let states = try await states(appID: appID, target: target)
         let flags = features.map { evaluate($0, target: target, states: states) }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let data = try encoder.encode(Bulk(flags: flags))
-        return (data, "\"" + Self.digest(data) + "\"")
+        var writer = JSONWriter(capacity: 64 + flags.count * 160)
+        writer.objectStart()
+        writer.key("flags")
+        Self.writeFlags(flags, to: &writer)
+        writer.objectEnd()
+        return (writer.bytes, "\"" + Self.digest(writer.bytes) + "\"", flags)
+    }
+
+    static func writeFlags(_ flags: [Evaluation], to writer: inout JSONWriter) {
+        writer.arrayStart()
+        for flag in flags { flag.write(to: &writer) }
+        writer.arrayEnd()
     }
 
     static let forwardedProto = HTTPField.Name("X-Forwarded-Proto")
@@ -104,9 +143,8 @@ struct OFREPRoutes {
             decision = GateService.userDecision(feature, devices: states)
         }
         return Evaluation(
-            key: feature.key, value: decision.enabled, variant: decision.enabled ? "enabled" : "disabled",
-            reason: "TARGETING_MATCH",
-            metadata: ["status": decision.status.rawValue, "reason": decision.reason.rawValue, "action": decision.action.rawValue])
+            key: feature.key, value: decision.enabled, reason: "TARGETING_MATCH",
+            metadata: [("status", decision.status.rawValue), ("reason", decision.reason.rawValue), ("action", decision.action.rawValue)])
     }
 
     /// An OFREP-specific failure (context, parse, unknown flag), answered with its own code.
@@ -116,7 +154,8 @@ struct OFREPRoutes {
         var status: HTTPResponse.Status = .badRequest
     }
 
-    /// Reads `{"context": {"targetingKey", "deviceId"}}`.
+    /// Reads `{"context": {"targetingKey", "deviceId"}}` (an empty body is `{}`): UTF-8 JSON,
+    /// an object without a key twice.
     static func target(from request: inout Request) async throws -> Target {
         let data: Data
         do {
@@ -124,25 +163,27 @@ struct OFREPRoutes {
         } catch {
             throw ContextFailure(code: "GENERAL", details: "the body is larger than 64 KiB", status: .contentTooLarge)
         }
-        guard let object = try? JSONSerialization.jsonObject(with: data.isEmpty ? Data("{}".utf8) : data) as? [String: Any] else {
+        guard let text = data.isEmpty ? "{}" : String(data: data, encoding: .utf8), let root = JSONNode.parse(text),
+              case .object = root, root.hasUniqueKeys
+        else {
             throw ContextFailure(code: "PARSE_ERROR", details: "the body is not a JSON object")
         }
-        guard let context = object["context"] as? [String: Any] else {
-            if object["context"] != nil {
-                throw ContextFailure(code: "INVALID_CONTEXT", details: "context must be an object")
-            }
+        guard let context = root["context"] else {
             throw ContextFailure(code: "TARGETING_KEY_MISSING", details: "context.targetingKey (the user id) is required")
+        }
+        guard case .object = context, context.hasUniqueKeys else {
+            throw ContextFailure(code: "INVALID_CONTEXT", details: "context must be an object, each key once")
         }
         guard let rawKey = context["targetingKey"] else {
             throw ContextFailure(code: "TARGETING_KEY_MISSING", details: "context.targetingKey (the user id) is required")
         }
-        guard let userID = rawKey as? String, EventSubmission.isValidIdentifier(userID) else {
-            throw ContextFailure(code: "INVALID_CONTEXT", details: "targetingKey must be 1 to 128 characters of A-Z a-z 0-9 . _ : @ -")
+        guard let userID = rawKey.string, EventSubmission.isValidIdentifier(userID) else {
+            throw ContextFailure(code: "INVALID_CONTEXT", details: "targetingKey must be \(EventSubmission.identifierRule)")
         }
         var deviceID: String?
         if let rawDevice = context["deviceId"] {
-            guard let device = rawDevice as? String, EventSubmission.isValidIdentifier(device) else {
-                throw ContextFailure(code: "INVALID_CONTEXT", details: "deviceId must be 1 to 128 characters of A-Z a-z 0-9 . _ : @ -")
+            guard let device = rawDevice.string, EventSubmission.isValidIdentifier(device) else {
+                throw ContextFailure(code: "INVALID_CONTEXT", details: "deviceId must be \(EventSubmission.identifierRule)")
             }
             deviceID = device
         }
@@ -150,8 +191,8 @@ struct OFREPRoutes {
     }
 
     /// FNV-1a of the body, for the ETag.
-    static func digest(_ data: Data) -> String {
-        String(FNV1a.hash(data), radix: 16)
+    static func digest(_ bytes: [UInt8]) -> String {
+        String(FNV1a.hash(bytes), radix: 16)
     }
 }
 
@@ -168,11 +209,12 @@ enum OFREPError {
     }
 
     static func response(_ status: HTTPResponse.Status, key: String?, code: String, details: String) throws -> Response {
-        struct Body: Encodable {
-            var key: String?
-            var errorCode: String
-            var errorDetails: String
-        }
-        return try JSONResponse.make(status, Body(key: key, errorCode: code, errorDetails: details))
+        var writer = JSONWriter()
+        writer.objectStart()
+        writer.field("errorCode", code)
+        writer.field("errorDetails", details)
+        writer.fieldIfPresent("key", key)
+        writer.objectEnd()
+        return JSONResponse.make(status, data: Data(writer.bytes))
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import LocationAuthorization
+import LocationGateJSON
 import LocationGateService
 
 /// The push streams of SPEC §5: OFREP event streams (`refetchEvaluation` when a context's
@@ -117,7 +118,7 @@ struct StreamRoutes {
         }
         let device = parameters.get("deviceId")
         if let device, !EventSubmission.isValidIdentifier(device) {
-            throw OFREPRoutes.ContextFailure(code: "INVALID_CONTEXT", details: "deviceId must be 1 to 128 characters of A-Z a-z 0-9 . _ : @ -")
+            throw OFREPRoutes.ContextFailure(code: "INVALID_CONTEXT", details: "deviceId must be \(EventSubmission.identifierRule)")
         }
         let slot = try streams.open(identity.appID)
         let target = OFREPRoutes.Target(userID: user, deviceID: device)
@@ -142,7 +143,12 @@ struct StreamRoutes {
         let subscription = service.changes.subscribe(appID: appID, userID: target.userID)
         defer { subscription.cancel() }
         func refetch(_ etag: String) -> Bool {
-            sink.send(id: nil, data: #"{"etag":"\#(etag.replacingOccurrences(of: "\"", with: "\\\""))","type":"refetchEvaluation"}"#)
+            var message = JSONWriter(capacity: 64)
+            message.objectStart()
+            message.field("etag", etag)
+            message.field("type", "refetchEvaluation")
+            message.objectEnd()
+            return sink.send(id: nil, data: message.text)
         }
         func evaluate() async -> String? {
             try? await reads.run(appID: appID) { try await ofrep.bulkEvaluation(appID: appID, target: target).etag }

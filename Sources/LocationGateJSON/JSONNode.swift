@@ -2,9 +2,13 @@
 /// device states) without Foundation's `JSONDecoder`, which a profile of the replay found to
 /// cost a fifth of its time.
 ///
+/// Also the one value type for any JSON the product handles as a tree: event `data` shown as it
+/// was stored (history), analytics rows, OFREP bodies, device-token headers and claims.
+/// `JSONWriter.node(_:sortedKeys:)` writes it back.
+///
 /// Client input still goes through `Codable`, whose errors name the offending field; readers
 /// built on this return nil on anything unexpected, and their callers fall back to `Codable`.
-public enum JSONNode: Sendable, Equatable {
+public enum JSONNode: Sendable, Hashable {
     case null
     case bool(Bool)
     case number(Double)
@@ -14,7 +18,7 @@ public enum JSONNode: Sendable, Equatable {
     /// than hashing into a dictionary.
     case object([Member])
 
-    public struct Member: Sendable, Equatable {
+    public struct Member: Sendable, Hashable {
         public var key: String
         public var value: JSONNode
 
@@ -28,6 +32,11 @@ public enum JSONNode: Sendable, Equatable {
     public static func parse(_ text: String) -> JSONNode? {
         var text = text
         return text.withUTF8 { parse(utf8: $0) }
+    }
+
+    /// Parses JSON bytes held in an array (a decoded token part, a body already read).
+    public static func parse(bytes: [UInt8]) -> JSONNode? {
+        bytes.withUnsafeBufferPointer { parse(utf8: $0) }
     }
 
     /// Parses JSON bytes (a request body) without copying them into a `String` first.
@@ -73,6 +82,17 @@ public enum JSONNode: Sendable, Equatable {
 
     public var array: [JSONNode]? {
         if case .array(let values) = self { return values }
+        return nil
+    }
+
+    public var number: Double? {
+        if case .number(let value) = self { return value }
+        return nil
+    }
+
+    /// An object's members in document order; nil when this is not an object.
+    public var members: [Member]? {
+        if case .object(let members) = self { return members }
         return nil
     }
 

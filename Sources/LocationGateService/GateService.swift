@@ -77,7 +77,7 @@ public final class GateService: Sendable {
     public init(
         pool: PostgresConnectionPool, logger: Logger, cacheByteBudget: Int = DeviceStateCache.defaultByteBudget,
         followsChanges: Bool = false, maxQueuedEvents: Int = 20_000, readPool: PostgresConnectionPool? = nil,
-        groupCommits: Int = GateService.defaultGroupCommits, clock: any MonotonicClock = SystemClock()
+        groupCommits: Int = GateService.defaultGroupCommits, clock: any Clock<Duration> = ContinuousClock()
     ) {
         let coherence = CacheCoherence(alwaysFollowing: !followsChanges)
         self.coherence = coherence

@@ -43,8 +43,8 @@ public final class PostgresConnectionPool: Sendable {
     public let maxWaiters: Int
     /// How long a caller waits for a connection before it is refused.
     public let waitTimeout: Duration
-    /// The clock waiters' timeouts run on (injected by tests).
-    private let clock: any MonotonicClock
+    /// The clock waiters' timeouts run on: `ContinuousClock`, or a test's manual clock.
+    private let clock: any Clock<Duration>
     private let threadPool: NIOThreadPool
     private let logger: Logger
     private let state = Mutex(State())
@@ -53,7 +53,7 @@ public final class PostgresConnectionPool: Sendable {
     /// 64 callers per connection wait, for at most two seconds each of `clock`'s time.
     public init(
         configuration: PostgresConfiguration, size: Int = 4, maxWaiters: Int? = nil,
-        waitTimeout: Duration = .seconds(2), clock: any MonotonicClock = SystemClock(), logger: Logger
+        waitTimeout: Duration = .seconds(2), clock: any Clock<Duration> = ContinuousClock(), logger: Logger
     ) {
         self.clock = clock
         self.configuration = configuration

@@ -39,7 +39,7 @@ struct AnalyticsCommand: AsyncParsableCommand {
         if format == "csv" {
             FileHandle.standardOutput.write(Data(AnalyticsFormat.csv(rows, kind: kind, groupBy: query.groupBy).utf8))
         } else {
-            FileHandle.standardOutput.write(try AnalyticsFormat.json(rows) + Data("\n".utf8))
+            FileHandle.standardOutput.write(AnalyticsFormat.json(rows) + Data("\n".utf8))
         }
     }
 }

@@ -44,7 +44,7 @@ struct ArchiveWriteCommand: AsyncParsableCommand {
 
     /// A date or an RFC 3339 time, read as the analytics' `from` and `to` are.
     static func date(_ text: String) -> Date? {
-        RFC3339.date(from: text) ?? RFC3339.date(from: text + "T00:00:00Z")
+        RFC3339.date(fromTimeOrDay: text)
     }
 }
 

@@ -19,7 +19,7 @@ struct EraseCommand: AsyncParsableCommand {
     func validate() throws {
         guard UUID(uuidString: app) != nil else { throw ValidationError("--app: not an app id") }
         guard EventSubmission.isValidIdentifier(user) else {
-            throw ValidationError("--user: 1 to 128 characters of A-Z a-z 0-9 . _ : @ -")
+            throw ValidationError("--user: \(EventSubmission.identifierRule)")
         }
     }
 

@@ -47,4 +47,35 @@ struct RFC3339Tests {
             #expect(RFC3339.date(from: String(format: "%04d-%02d-00T00:00:00Z", year, month)) == nil)
         }
     }
+
+    @Test("The fast path reads UTC times from 1970 with up to three fractional digits to the same Date as date(from:), to the last bit, and nothing else")
+    func fastPathAgrees() throws {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            let year = Int.random(in: 1970...9999, using: &generator), month = Int.random(in: 1...12, using: &generator)
+            let day = Int.random(in: 1...28, using: &generator)
+            var text = String(format: "%04d-%02d-%02dT%02d:%02d:%02d", year, month, day,
+                              Int.random(in: 0...23, using: &generator), Int.random(in: 0...59, using: &generator), Int.random(in: 0...59, using: &generator))
+            let digits = Int.random(in: 0...3, using: &generator)
+            if digits > 0 { text += "." + String((0..<digits).map { _ in Character(String(Int.random(in: 0...9, using: &generator))) }) }
+            text += "Z"
+            let fast = try #require(RFC3339.utcDate(from: text), "\(text)")
+            #expect(fast == RFC3339.date(from: text), "\(text)")
+        }
+        for text in [
+            "2026-11-22T10:00:00+00:00", "2026-11-22t10:00:00z", "2026-11-22T10:00:00.1234Z", "1969-12-31T23:59:59Z",
+            "2026-02-30T10:00:00Z", "2026-11-22T24:00:00Z", "2026-11-22T10:00:00.Z", "2026-11-22 10:00:00Z", "",
+        ] {
+            #expect(RFC3339.utcDate(from: text) == nil, "\(text)")
+        }
+    }
+
+    @Test("A time or a day: a full-date is its first instant in UTC; anything else is read as a time")
+    func timeOrDay() {
+        #expect(RFC3339.date(fromTimeOrDay: "2026-11-20") == RFC3339.date(from: "2026-11-20T00:00:00Z"))
+        #expect(RFC3339.date(fromTimeOrDay: "2026-11-20T10:00:00+01:00") == RFC3339.date(from: "2026-11-20T09:00:00Z"))
+        for text in ["2026-02-30", "2026-11", "20261120", "2026-11-20T", ""] {
+            #expect(RFC3339.date(fromTimeOrDay: text) == nil, "\(text)")
+        }
+    }
 }

@@ -1,3 +1,4 @@
+import LocationGateJSON
 import LocationGateService
 import Testing
 @testable import LocationGateHTTP
@@ -40,7 +41,7 @@ struct CSVTests {
     func analytics() {
         let rows: [AnalyticsQuery.Row] = [
             [("appVersion", .string("1,2")), ("prompt", .string("whenInUse")), ("shown", .number(3)),
-             ("choices", .object(["allowOnce": .number(1), "dontAllow": .number(2)])), ("grantRate", .number(0.5)), ("alwaysRate", .null)],
+             ("choices", .object([.init(key: "allowOnce", value: .number(1)), .init(key: "dontAllow", value: .number(2))])), ("grantRate", .number(0.5)), ("alwaysRate", .null)],
         ]
         let csv = AnalyticsFormat.csv(rows, kind: .prompts, groupBy: [.appVersion])
         let expected = "appVersion,prompt,shown,choices,grantRate,alwaysRate\n" + #""1,2",whenInUse,3,"{""allowOnce"":1,""dontAllow"":2}",0.5,"# + "\n"

@@ -1,6 +1,7 @@
 import EventLog
 import Foundation
 import LocationAuthorization
+import LocationGateJSON
 import LocationGateService
 import LocationGateTestSupport
 import PostgresClient

@@ -1,6 +1,7 @@
 import EventLog
 import Foundation
 import LocationAuthorization
+import LocationGateJSON
 import LocationGateService
 import LocationGateSimulation
 import LocationGateTestSupport
@@ -53,7 +54,7 @@ struct MaintainedCountsTests {
             """
         ).map { row -> String in
             let os = Double(try row.decode(1) as String) ?? 0
-            return "platform=\(JSONValue.string(try row.decode(0))) osMajor=\(JSONValue.number(os)) appVersion=\(JSONValue.string(try row.decode(2))) status=\(JSONValue.string(try row.decode(3))) count=\(JSONValue.number(Double(try row.decode(4) as Int64))) blocked=\(JSONValue.number(Double(try row.decode(5) as Int64)))"
+            return "platform=\(JSONNode.string(try row.decode(0))) osMajor=\(JSONNode.number(os)) appVersion=\(JSONNode.string(try row.decode(2))) status=\(JSONNode.string(try row.decode(3))) count=\(JSONNode.number(Double(try row.decode(4) as Int64))) blocked=\(JSONNode.number(Double(try row.decode(5) as Int64)))"
         }
         #expect(statuses == direct)
         #expect(statuses.count > 5)
@@ -96,7 +97,7 @@ struct MaintainedCountsTests {
         return ""
     }
 
-    static func number(_ value: JSONValue) -> Double {
+    static func number(_ value: JSONNode) -> Double {
         if case .number(let number) = value { return number }
         return 0
     }

@@ -24,7 +24,12 @@ public struct EventSubmission: Sendable, Hashable {
         self.expectedVersion = expectedVersion
     }
 
-    /// `userId` and `deviceId` are opaque: 1 to 128 of `[A-Za-z0-9._:@-]`.
+    /// SPEC §1's rule for `userId` and `deviceId` as every refusal states it (the API, OFREP,
+    /// the push streams, device tokens, the dashboard, the command line): "userId must be
+    /// \(identifierRule)". `isValidIdentifier` checks it.
+    public static let identifierRule = "1 to 128 characters of A-Z a-z 0-9 . _ : @ -"
+
+    /// `userId` and `deviceId` are opaque: 1 to 128 of `[A-Za-z0-9._:@-]` (`identifierRule`).
     public static func isValidIdentifier(_ text: String) -> Bool {
         guard !text.isEmpty, text.utf8.count <= 128 else { return false }
         return text.utf8.allSatisfy { byte in
@@ -53,11 +58,11 @@ extension EventSubmission: Codable {
         }
         let userId = try container.decode(String.self, forKey: .userId)
         guard Self.isValidIdentifier(userId) else {
-            throw EventValidationError.invalid("userId", "must be 1 to 128 characters of A-Z a-z 0-9 . _ : @ -")
+            throw EventValidationError.invalid("userId", "must be \(Self.identifierRule)")
         }
         let deviceId = try container.decode(String.self, forKey: .deviceId)
         guard Self.isValidIdentifier(deviceId) else {
-            throw EventValidationError.invalid("deviceId", "must be 1 to 128 characters of A-Z a-z 0-9 . _ : @ -")
+            throw EventValidationError.invalid("deviceId", "must be \(Self.identifierRule)")
         }
         let occurredText = try container.decode(String.self, forKey: .occurredAt)
         guard let occurredAt = RFC3339.date(from: occurredText) else {
@@ -90,7 +95,9 @@ extension EventSubmission: Codable {
     }
 }
 
-/// RFC 3339 times, with or without fractional seconds.
+/// RFC 3339 times, with or without fractional seconds: the one reader and writer of them
+/// (the event envelope, the batch reader's fast path, `asOf`, analytics' `from` and `to`,
+/// `locgate archive --before`). PostgreSQL's own text form is `PostgresTimestamp`'s.
 public enum RFC3339 {
     /// The times a request may carry (SPEC §1): from the Unix epoch up to but not including the
     /// year 10000. Everything downstream (PostgreSQL's text form, rollup keys, partitions)
@@ -112,6 +119,52 @@ public enum RFC3339 {
         return try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))
     }
 
+    /// An RFC 3339 time, or a full-date (`YYYY-MM-DD`) read as its first instant in UTC: what
+    /// analytics' `from` and `to` and `locgate archive --before` accept.
+    public static func date(fromTimeOrDay text: String) -> Date? {
+        if let time = date(from: text) { return time }
+        guard text.utf8.count == 10 else { return nil }
+        return date(from: text + "T00:00:00Z")
+    }
+
+    /// The common form read by hand, for the batch reader's fast path (a twelfth of a
+    /// one-event append went to Foundation's parser): `YYYY-MM-DDTHH:MM:SS` with up to three
+    /// fractional digits and `Z`, every field in range, from 1970 (SPEC §1's lower bound; four
+    /// digits keep it below the year 10000). Nil for any other form, which `date(from:)` reads;
+    /// where both read a text they give the same `Date`, to the last bit.
+    public static func utcDate(from text: String) -> Date? {
+        var text = text
+        return text.withUTF8 { bytes -> Date? in
+            let count = bytes.count
+            guard count == 20 || (22...24).contains(count),
+                  bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"), bytes[10] == UInt8(ascii: "T"),
+                  bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"), bytes[count - 1] == UInt8(ascii: "Z"),
+                  count == 20 || bytes[19] == UInt8(ascii: ".") else { return nil }
+            func number(_ range: Range<Int>) -> Int? {
+                var value = 0
+                for index in range {
+                    let digit = bytes[index] &- UInt8(ascii: "0")
+                    guard digit < 10 else { return nil }
+                    value = value * 10 + Int(digit)
+                }
+                return value
+            }
+            guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
+                  let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
+                  year >= 1970, (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year),
+                  hour <= 23, minute <= 59, second <= 59 else { return nil }
+            var fraction = 0.0
+            if count > 20 {
+                guard let digits = number(20..<(count - 1)) else { return nil }
+                fraction = Double(digits) / [10.0, 100.0, 1000.0][count - 22]
+            }
+            let whole = daysSinceEpoch(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second
+            // As Foundation's ISO 8601 parser computes it (whole seconds since 2001, plus the
+            // fraction), so that both readers give the same `Date` to the last bit.
+            return Date(timeIntervalSinceReferenceDate: Double(whole) - Date.timeIntervalBetween1970AndReferenceDate + fraction)
+        }
+    }
+
     /// `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)` with every field in range.
     static func hasFieldsInRange(_ bytes: [UInt8]) -> Bool {
         func number(_ range: Range<Int>) -> Int? {
@@ -131,9 +184,7 @@ public enum RFC3339 {
               byte(10, "Tt"), let hour = number(11..<13), byte(13, ":"), let minute = number(14..<16), byte(16, ":"),
               let second = number(17..<19)
         else { return false }
-        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
-        let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
-        guard (1...12).contains(month), (1...days[month - 1]).contains(day), hour < 24, minute < 60, second < 60 else {
+        guard (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day), hour < 24, minute < 60, second < 60 else {
             return false
         }
         var index = 19
@@ -148,6 +199,26 @@ public enum RFC3339 {
               let offsetMinutes = number((index + 4)..<(index + 6)), index + 6 == bytes.count
         else { return false }
         return offsetHours < 24 && offsetMinutes < 60
+    }
+
+    /// Days in a month of the proleptic Gregorian calendar (`month` 1-12).
+    static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
+    /// Howard Hinnant's days-from-civil: days from 1970-01-01 to a date of the proleptic
+    /// Gregorian calendar.
+    static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
+        let shifted = month <= 2 ? year - 1 : year
+        let era = (shifted >= 0 ? shifted : shifted - 399) / 400
+        let yearOfEra = shifted - era * 400
+        let dayOfYear = (153 * ((month + 9) % 12) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
     }
 
     /// Milliseconds are kept, as PostgreSQL's timestamptz keeps microseconds.

@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import HTTPTypes
 import LocationAuthorization
+import LocationGateJSON
 import LocationGateService
 import Logging
 
@@ -360,10 +361,11 @@ struct DashboardRoutes {
     static func diagnosticsTable(_ entries: [HistoryPage.Entry]) -> DashboardTable {
         var last: [String: HistoryPage.Entry] = [:]
         for entry in entries where entry.type == EventType.diagnosticObserved.rawValue {
-            if case .object(let data) = entry.data, case .string(let source)? = data["source"] { last[source] = entry }
+            if let source = entry.data["source"]?.string { last[source] = entry }
         }
         let rows: [[DashboardTable.Cell]] = DiagnosticSource.allCases.compactMap { source in
-            guard let entry = last[source.rawValue], case .object(let data) = entry.data else { return nil }
+            guard let entry = last[source.rawValue], case .object = entry.data else { return nil }
+            let data = entry.data
             var flags: [String] = []
             if case .array(let items)? = data["flags"] {
                 for case .string(let flag) in items { flags.append(flag) }
@@ -385,7 +387,7 @@ struct DashboardRoutes {
         return try await service.analytics(query)
     }
 
-    static func value(_ row: AnalyticsQuery.Row, _ name: String) -> JSONValue? { row.first { $0.0 == name }?.1 }
+    static func value(_ row: AnalyticsQuery.Row, _ name: String) -> JSONNode? { row.first { $0.0 == name }?.1 }
     static func string(_ row: AnalyticsQuery.Row, _ name: String) -> String? {
         if case .string(let text)? = value(row, name) { return text }
         return nil
@@ -419,10 +421,10 @@ struct DashboardRoutes {
         }
     }
 
-    static func json(_ value: JSONValue) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+    static func json(_ value: JSONNode) -> String {
+        var writer = JSONWriter()
+        writer.node(value, sortedKeys: true)
+        return writer.text
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import LocationGateJSON
 import LocationGateService
 
 /// A table as a dashboard page shows it and as its CSV link downloads it. Numbers keep the
@@ -79,7 +80,7 @@ struct DashboardTable {
         for row in rows {
             for (name, value) in row {
                 if case .object(let choices) = value {
-                    for choice in choices.keys.sorted() where !choiceNames.contains(choice) { choiceNames.append(choice) }
+                    for choice in choices.map(\.key).sorted() where !choiceNames.contains(choice) { choiceNames.append(choice) }
                 } else if !columns.contains(name) {
                     columns.append(name)
                 }
@@ -97,7 +98,7 @@ struct DashboardTable {
                 default: return .text("")
                 }
             }
-            if case .object(let choices)? = values["choices"] {
+            if let choices = values["choices"], case .object = choices {
                 cells += choiceNames.map { name in
                     if case .number(let count)? = choices[name] { return .count(count) }
                     return .count(0)

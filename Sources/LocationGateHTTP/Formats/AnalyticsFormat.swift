@@ -1,14 +1,11 @@
 import Foundation
+import LocationGateJSON
 import LocationGateService
 
 /// Analytics results as JSON (`{"rows": [...]}`) or CSV (a header row, one column per field).
 public enum AnalyticsFormat {
-    public static func json(_ rows: [AnalyticsQuery.Row]) throws -> Data {
-        struct Rows: Encodable { var rows: [JSONValue] }
-        let objects = rows.map { row in JSONValue.object(Dictionary(row, uniquingKeysWith: { first, _ in first })) }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return try encoder.encode(Rows(rows: objects))
+    public static func json(_ rows: [AnalyticsQuery.Row]) -> Data {
+        Data(AnalyticsQuery.json(rows))
     }
 
     /// The header comes from the first row (every row of one query has the same fields); the
@@ -28,7 +25,7 @@ public enum AnalyticsFormat {
     }
 
     /// One value as a CSV field: numbers as integers when they are whole, text and JSON as text.
-    static func field(_ value: JSONValue) -> CSV.Field {
+    static func field(_ value: JSONNode) -> CSV.Field {
         switch value {
         case .null: return .text("")
         case .bool(let flag): return .text(flag ? "true" : "false")
@@ -36,9 +33,9 @@ public enum AnalyticsFormat {
             return .number(number.rounded() == number && abs(number) < 1e15 ? String(Int64(number)) : String(number))
         case .string(let string): return .text(string)
         case .array, .object:
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            return .text((try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "")
+            var writer = JSONWriter()
+            writer.node(value, sortedKeys: true)
+            return .text(writer.text)
         }
     }
 }

@@ -1,7 +1,6 @@
 import Foundation
 import LocationAuthorization
 import LocationGateJSON
-import PostgresClient
 
 extension EventBatch {
     /// Reads the common body by hand: `JSONDecoder` was a twelfth of the server's time per
@@ -33,10 +32,10 @@ extension EventBatch {
 
     private static func submission(_ item: JSONNode) -> EventSubmission? {
         guard item.hasUniqueKeys,
-              let id = item["id"]?.string.flatMap(UUID.init(postgresUUIDText:)),
+              let id = item["id"]?.string.flatMap(UUID.init(canonicalText:)),
               let userId = item["userId"]?.string, EventSubmission.isValidIdentifier(userId),
               let deviceId = item["deviceId"]?.string, EventSubmission.isValidIdentifier(deviceId),
-              let occurredAt = item["occurredAt"]?.string.flatMap(utcTime),
+              let occurredAt = item["occurredAt"]?.string.flatMap(RFC3339.utcDate(from:)),
               let type = item["type"]?.string.flatMap(EventType.init(rawValue:)),
               let data = item["data"], data.hasUniqueKeys,
               type.traits.readsByHand(has: { data[$0] != nil })
@@ -74,50 +73,5 @@ extension EventBatch {
             previous = byte
         }
         return true
-    }
-
-    /// `YYYY-MM-DDTHH:MM:SS` with up to three fractional digits and `Z`, every field in range,
-    /// from 1970 (SPEC §1's lower bound; four digits keep it below the year 10000); nil for any
-    /// other form, which `RFC3339` reads and `EventSubmission` refuses or bounds.
-    static func utcTime(_ text: String) -> Date? {
-        var text = text
-        return text.withUTF8 { bytes -> Date? in
-            let count = bytes.count
-            guard count == 20 || (22...24).contains(count),
-                  bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"), bytes[10] == UInt8(ascii: "T"),
-                  bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"), bytes[count - 1] == UInt8(ascii: "Z"),
-                  count == 20 || bytes[19] == UInt8(ascii: ".") else { return nil }
-            func number(_ range: Range<Int>) -> Int? {
-                var value = 0
-                for index in range {
-                    let digit = bytes[index] &- UInt8(ascii: "0")
-                    guard digit < 10 else { return nil }
-                    value = value * 10 + Int(digit)
-                }
-                return value
-            }
-            guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
-                  let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
-                  year >= 1970, (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year),
-                  hour <= 23, minute <= 59, second <= 59 else { return nil }
-            var fraction = 0.0
-            if count > 20 {
-                guard let digits = number(20..<(count - 1)) else { return nil }
-                fraction = Double(digits) / [10.0, 100.0, 1000.0][count - 22]
-            }
-            let days = PostgresTimestamp.daysSinceEpoch(year: Int64(year), month: Int64(month), day: Int64(day))
-            let whole = days * 86_400 + Int64(hour * 3600 + minute * 60 + second)
-            // As Foundation's ISO 8601 parser computes it (whole seconds since 2001, plus the
-            // fraction), so that both readers give the same `Date` to the last bit.
-            return Date(timeIntervalSinceReferenceDate: Double(whole) - Date.timeIntervalBetween1970AndReferenceDate + fraction)
-        }
-    }
-
-    private static func daysIn(month: Int, year: Int) -> Int {
-        switch month {
-        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
     }
 }

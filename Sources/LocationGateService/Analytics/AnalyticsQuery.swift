@@ -1,5 +1,6 @@
 import Foundation
 import LocationAuthorization
+import LocationGateJSON
 import PostgresClient
 
 /// The four analytics of SPEC §6, read from the rollups (and, for the status distribution, from
@@ -90,7 +91,7 @@ public struct AnalyticsQuery: Sendable {
     /// Parses `from` / `to`: an RFC 3339 time or a date.
     public static func parseTime(_ text: String?, _ name: String) throws(ServiceError) -> Date? {
         guard let text else { return nil }
-        guard let date = RFC3339.date(from: text) ?? RFC3339.date(from: text + "T00:00:00Z") else {
+        guard let date = RFC3339.date(fromTimeOrDay: text) else {
             throw ServiceError(.invalidRequest, "\(name): not an RFC 3339 time or a date")
         }
         guard RFC3339.acceptedRange.contains(date) else {
@@ -100,7 +101,25 @@ public struct AnalyticsQuery: Sendable {
     }
 
     /// One result row: the group's fields, then the metrics, in column order.
-    public typealias Row = [(String, JSONValue)]
+    public typealias Row = [(String, JSONNode)]
+
+    /// Rows as the analytics API answers them, `{"rows": [...]}`: each row an object, keys in
+    /// byte order (a row's first field of a name wins), numbers as `JSONWriter.number` writes
+    /// them. One rendering for the API and for tests that compare counts before and after.
+    public static func json(_ rows: [Row]) -> [UInt8] {
+        var writer = JSONWriter(capacity: 64 + rows.count * 160)
+        writer.objectStart()
+        writer.key("rows")
+        writer.arrayStart()
+        for row in rows {
+            var seen = Set<String>()
+            let members = row.filter { seen.insert($0.0).inserted }.map { JSONNode.Member(key: $0.0, value: $0.1) }
+            writer.node(.object(members), sortedKeys: true)
+        }
+        writer.arrayEnd()
+        writer.objectEnd()
+        return writer.bytes
+    }
 
     public func run(on connection: PostgresConnection) throws -> [Row] {
         switch kind {
@@ -112,7 +131,7 @@ public struct AnalyticsQuery: Sendable {
     }
 
     /// The grouped sums of one or more metrics: (group values, metric, key, sum).
-    private func sums(metrics: [String], on connection: PostgresConnection) throws -> [([JSONValue], String, String, Int64)] {
+    private func sums(metrics: [String], on connection: PostgresConnection) throws -> [([JSONNode], String, String, Int64)] {
         let select = groupBy.map { "\($0.column)::text" }
         let columns = (select + ["metric", "key", "sum(count)::bigint"]).joined(separator: ", ")
         let group = (groupBy.map(\.column) + ["metric", "key"]).joined(separator: ", ")
@@ -142,9 +161,9 @@ public struct AnalyticsQuery: Sendable {
         return try decodeSums(rows)
     }
 
-    private func decodeSums(_ rows: PostgresRows) throws -> [([JSONValue], String, String, Int64)] {
+    private func decodeSums(_ rows: PostgresRows) throws -> [([JSONNode], String, String, Int64)] {
         try rows.map { row in
-            let values = try groupBy.indices.map { index throws -> JSONValue in
+            let values = try groupBy.indices.map { index throws -> JSONNode in
                 let text: String = try row.decode(index)
                 return groupBy[index] == .osMajor ? .number(Double(text) ?? 0) : .string(text)
             }
@@ -152,7 +171,7 @@ public struct AnalyticsQuery: Sendable {
         }
     }
 
-    private func groupFields(_ values: [JSONValue]) -> Row {
+    private func groupFields(_ values: [JSONNode]) -> Row {
         zip(groupBy, values).map { ($0.rawValue, $1) }
     }
 
@@ -161,8 +180,8 @@ public struct AnalyticsQuery: Sendable {
             var shown: Int64 = 0, sessionShown: Int64 = 0, answered: Int64 = 0, inferred: Int64 = 0, granted: Int64 = 0, always: Int64 = 0
             var choices: [String: Int64] = [:]
         }
-        var groups: [[JSONValue]: [String: Tally]] = [:]
-        var order: [[JSONValue]] = []
+        var groups: [[JSONNode]: [String: Tally]] = [:]
+        var order: [[JSONNode]] = []
         for (values, metric, key, sum) in try sums(
             metrics: ["promptShown", "promptSessionShown", "promptAnswered", "promptInferred", "promptChoice", "promptGranted", "promptAlways"],
             on: connection) {
@@ -184,13 +203,15 @@ public struct AnalyticsQuery: Sendable {
         for values in order {
             for prompt in Prompt.allCases.map(\.rawValue) {
                 guard let tally = groups[values]?[prompt] else { continue }
-                let rate: (Int64) -> JSONValue = { tally.answered == 0 ? .null : .number(Double($0) / Double(tally.answered)) }
+                let rate: (Int64) -> JSONNode = { tally.answered == 0 ? .null : .number(Double($0) / Double(tally.answered)) }
+                // A choice a correction emptied (O2) is left out, as one never chosen.
+                let choices: [JSONNode.Member] = tally.choices.filter { $0.value != 0 }.sorted { $0.key < $1.key }
+                    .map { JSONNode.Member(key: $0.key, value: .number(Double($0.value))) }
                 rows.append(groupFields(values) + [
                     ("prompt", .string(prompt)), ("shown", .number(Double(tally.shown))),
                     ("sessionShown", .number(Double(tally.sessionShown))), ("answered", .number(Double(tally.answered))),
                     ("inferred", .number(Double(tally.inferred))),
-                    // A choice a correction emptied (O2) is left out, as one never chosen.
-                    ("choices", .object(tally.choices.filter { $0.value != 0 }.mapValues { .number(Double($0)) })),
+                    ("choices", .object(choices)),
                     ("grantRate", rate(tally.granted)), ("alwaysRate", rate(tally.always)),
                 ])
             }
@@ -200,8 +221,8 @@ public struct AnalyticsQuery: Sendable {
 
     /// Rows of named counters of one metric (escalations).
     private func counters(metric: String, fields: [String], on connection: PostgresConnection) throws -> [Row] {
-        var groups: [[JSONValue]: [String: Int64]] = [:]
-        var order: [[JSONValue]] = []
+        var groups: [[JSONNode]: [String: Int64]] = [:]
+        var order: [[JSONNode]] = []
         for (values, _, key, sum) in try sums(metrics: [metric], on: connection) {
             if groups[values] == nil { order.append(values) }
             groups[values, default: [:]][key, default: 0] += sum
@@ -225,7 +246,7 @@ public struct AnalyticsQuery: Sendable {
         }
         // Groups with effective Always devices and no milestone counted in them.
         for (values, count) in effective.sorted(by: { "\($0.key)" < "\($1.key)" }) {
-            rows.append(groupFields(values) + DeviceMilestones.names.map { ($0.1, JSONValue.number(0)) } + [("effectiveAlways", .number(Double(count)))])
+            rows.append(groupFields(values) + DeviceMilestones.names.map { ($0.1, JSONNode.number(0)) } + [("effectiveAlways", .number(Double(count)))])
         }
         return rows
     }
@@ -237,7 +258,7 @@ public struct AnalyticsQuery: Sendable {
     /// SPEC §12). Without day or week: from the maintained counts per distinct state
     /// (a few rows). By day or week: each device's row in `device_states`, in the day its latest
     /// event was recorded (`updated_at`).
-    private func effectiveAlways(on connection: PostgresConnection) throws -> [[JSONValue]: Int64] {
+    private func effectiveAlways(on connection: PostgresConnection) throws -> [[JSONNode]: Int64] {
         let byDay = groupBy.contains(.day) || groupBy.contains(.week)
         let columns = groupBy.map { dimension -> String in
             switch dimension {
@@ -266,9 +287,9 @@ public struct AnalyticsQuery: Sendable {
                 \(unescaped: group)
                 """)
         }
-        var counts: [[JSONValue]: Int64] = [:]
+        var counts: [[JSONNode]: Int64] = [:]
         for row in rows {
-            let values = try groupBy.indices.map { index throws -> JSONValue in
+            let values = try groupBy.indices.map { index throws -> JSONNode in
                 let text: String = try row.decode(index)
                 return groupBy[index] == .osMajor ? .number(Double(text) ?? 0) : .string(text)
             }
@@ -279,8 +300,8 @@ public struct AnalyticsQuery: Sendable {
     }
 
     private func settings(on connection: PostgresConnection) throws -> [Row] {
-        var groups: [[JSONValue]: (Int64, Int64)] = [:]
-        var order: [[JSONValue]] = []
+        var groups: [[JSONNode]: (Int64, Int64)] = [:]
+        var order: [[JSONNode]] = []
         for (values, metric, _, sum) in try sums(metrics: ["settingsUpgrade", "settingsDowngrade"], on: connection) {
             if groups[values] == nil { order.append(values) }
             var pair = groups[values] ?? (0, 0)
@@ -314,7 +335,7 @@ public struct AnalyticsQuery: Sendable {
             GROUP BY \(unescaped: group) HAVING sum(c.devices) <> 0 ORDER BY \(unescaped: group)
             """)
         return try rows.map { row in
-            let values = try groupBy.indices.map { index throws -> JSONValue in
+            let values = try groupBy.indices.map { index throws -> JSONNode in
                 let text: String = try row.decode(index)
                 return groupBy[index] == .osMajor ? .number(Double(text) ?? 0) : .string(text)
             }

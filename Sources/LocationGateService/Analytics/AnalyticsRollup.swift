@@ -128,10 +128,12 @@ public struct RollupCounts: Sendable {
     }
 }
 
-/// Keeps `analytics_rollups` up to date: reads the log after its checkpoint, in global order,
-/// and adds each event's counters, saving the checkpoint in the same transaction under an
-/// advisory lock, so that every event is counted exactly once, however many servers run it.
-/// Off the append path: appends never wait on a hot counter row.
+/// Keeps `analytics_rollups`, `analytics_days` and `analytics_totals` up to date: reads the
+/// log after its checkpoint, in global order, and adds each event's counters (from the outcome
+/// stored with it), saving the checkpoint in the same transaction under an advisory lock, so
+/// that every event is counted exactly once, however many servers run it. A background service
+/// of every server (`GateService.backgroundServices`), off the append path: appends never wait
+/// on a hot counter row, and an analytics request catches it up first.
 public final class AnalyticsRollup: Service, Sendable {
     public static let checkpointName = "analytics"
     /// The advisory lock rollup writers (and the replay) take turns on.

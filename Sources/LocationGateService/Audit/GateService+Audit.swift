@@ -1,6 +1,7 @@
 import EventLog
 import Foundation
 import LocationAuthorization
+import LocationGateJSON
 import Logging
 import Metrics
 import PostgresClient
@@ -70,9 +71,11 @@ extension GateService {
         let entries = try page.map { recorded throws(ServiceError) -> HistoryPage.Entry in
             do {
                 let outcome = try JSONText.outcome(recorded.outcome ?? "{}")
+                guard let data = JSONNode.parse(recorded.data) else {
+                    throw ServiceError(.internalError, "event \(recorded.version) of the stream could not be read")
+                }
                 return HistoryPage.Entry(
-                    version: recorded.version, id: recorded.id.lowercasedText, type: recorded.type,
-                    data: try JSONText.decode(JSONValue.self, recorded.data),
+                    version: recorded.version, id: recorded.id.lowercasedText, type: recorded.type, data: data,
                     occurredAt: RFC3339.string(from: recorded.occurredAt), recordedAt: RFC3339.string(from: recorded.recordedAt),
                     effects: outcome.effects, before: outcome.before, after: outcome.after)
             } catch {

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import LocationAuthorization
+import LocationGateJSON
 
 /// A device token: what a device-bound ingest key needs beside it (`X-Device-Token`). The
 /// app's backend mints it for one signed-in user, and optionally one device, with the key's
@@ -59,27 +60,27 @@ public struct DeviceToken: Sendable, Hashable {
         guard parts.count == 3, let headerData = Base64URL.decode(parts[0]), let claimsData = Base64URL.decode(parts[1]),
               let signature = Base64URL.decode(parts[2])
         else { throw .malformed }
-        guard let header = (try? JSONSerialization.jsonObject(with: headerData)) as? [String: Any] else { throw .malformed }
-        guard header["alg"] as? String == "HS256" else { throw .algorithm }
+        guard let header = Self.object(headerData) else { throw .malformed }
+        guard header["alg"]?.string == "HS256" else { throw .algorithm }
         // RFC 7515 §4.1.11: a recipient that does not understand every extension `crit` lists
         // must refuse the token; this one understands none (an empty list is invalid too).
         guard header["crit"] == nil else { throw .criticalExtensions }
-        if let type = header["typ"], (type as? String)?.uppercased() != "JWT" { throw .malformed }
+        if let type = header["typ"], type.string?.uppercased() != "JWT" { throw .malformed }
         let signed = Data(token.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
         let key = SymmetricKey(data: Data(secret.utf8))
         guard HMAC<SHA256>.isValidAuthenticationCode(signature, authenticating: signed, using: key) else { throw .signature }
-        guard let claims = (try? JSONSerialization.jsonObject(with: claimsData)) as? [String: Any] else { throw .malformed }
-        guard let user = claims["sub"] as? String, EventSubmission.isValidIdentifier(user) else {
-            throw .claims("sub must be a user id (1 to 128 characters of A-Z a-z 0-9 . _ : @ -)")
+        guard let claims = Self.object(claimsData) else { throw .malformed }
+        guard let user = claims["sub"]?.string, EventSubmission.isValidIdentifier(user) else {
+            throw .claims("sub must be a user id (\(EventSubmission.identifierRule))")
         }
         var device: String?
         if let value = claims["did"] {
-            guard let text = value as? String, EventSubmission.isValidIdentifier(text) else {
-                throw .claims("did must be a device id (1 to 128 characters of A-Z a-z 0-9 . _ : @ -)")
+            guard let text = value.string, EventSubmission.isValidIdentifier(text) else {
+                throw .claims("did must be a device id (\(EventSubmission.identifierRule))")
             }
             device = text
         }
-        guard let seconds = (claims["exp"] as? NSNumber)?.doubleValue, seconds.isFinite else {
+        guard let seconds = claims["exp"]?.number, seconds.isFinite else {
             throw .claims("exp (seconds since 1970) is required")
         }
         guard seconds > now.timeIntervalSince1970 else { throw .expired }
@@ -92,12 +93,26 @@ public struct DeviceToken: Sendable, Hashable {
         userID == self.userID && (self.deviceID == nil || self.deviceID == deviceID)
     }
 
-    /// Makes a token (tests, tools, and a reference for backends).
+    /// A header or the claims: a JSON object in UTF-8, each key once (RFC 7515 §5.2 lets a
+    /// recipient refuse duplicate names rather than guess which one counts); nil otherwise.
+    private static func object(_ data: Data) -> JSONNode? {
+        guard let text = String(data: data, encoding: .utf8), let node = JSONNode.parse(text), case .object = node,
+              node.hasUniqueKeys
+        else { return nil }
+        return node
+    }
+
+    /// Makes a token (tests, tools, and a reference for backends): the claims `did` (when
+    /// given), `exp` and `sub`, in that order.
     public static func sign(userID: String, deviceID: String? = nil, expires: Date, secret: String) -> String {
-        var claims: [String: Any] = ["sub": userID, "exp": Int(expires.timeIntervalSince1970)]
-        if let deviceID { claims["did"] = deviceID }
+        var claims = JSONWriter(capacity: 96)
+        claims.objectStart()
+        claims.fieldIfPresent("did", deviceID)
+        claims.field("exp", Int(expires.timeIntervalSince1970))
+        claims.field("sub", userID)
+        claims.objectEnd()
         let header = Base64URL.encode(Data(#"{"alg":"HS256","typ":"JWT"}"#.utf8))
-        let body = Base64URL.encode((try? JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys])) ?? Data())
+        let body = Base64URL.encode(Data(claims.bytes))
         let mac = HMAC<SHA256>.authenticationCode(for: Data("\(header).\(body)".utf8), using: SymmetricKey(data: Data(secret.utf8)))
         return "\(header).\(body).\(Base64URL.encode(Data(mac)))"
     }

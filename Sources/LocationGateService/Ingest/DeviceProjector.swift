@@ -6,8 +6,10 @@ import Synchronization
 
 /// The device projection, run inside the append transaction (SPEC §2, §3): loads each stream's
 /// state from `device_states`, applies the batch's events with the reducer, writes the new
-/// states back, and returns each event's outcome to be stored with it. A rule rejection throws
-/// and rolls the whole batch back.
+/// states back, moves the devices between the maintained counts (`device_counts`), and returns
+/// each event's outcome to be stored with it (what analytics count included: the rollup adds
+/// it up later, off the append path, `AnalyticsRollup`). A rule rejection throws and rolls the
+/// whole batch back.
 final class DeviceProjector: AppendProjector {
     /// The decoded events by batch index; the log only carries their JSON.
     private let events: [Int: LocationEvent]

@@ -58,8 +58,9 @@ final class GroupCommitter: Sendable {
     let maxQueuedEvents: Int
     let maxQueuedEventsPerApp: Int
     let queueTimeout: Duration
-    /// The clock of the watcher and the queue timeout (injected by tests).
-    private let clock: any MonotonicClock
+    /// The clock of the watcher and the queue timeout (`ContinuousClock`; tests inject a
+    /// manual one), read as time since the committer started, as the queue keeps it.
+    private let clock: ElapsedTime
     private let state: Mutex<GroupCommitQueue<Request>>
     private let isolations = Counter(label: "locgate_group_commit_isolations_total")
     private let groupsCommitted = Counter(label: "locgate_group_commits_total")
@@ -72,12 +73,12 @@ final class GroupCommitter: Sendable {
     init(
         pool: PostgresConnectionPool, maxInFlight: Int = 2, spillAfter: Duration = .milliseconds(20),
         maxEvents: Int = 2000, maxQueuedEvents: Int = 20_000, maxQueuedEventsPerApp: Int? = nil,
-        queueTimeout: Duration = .seconds(5), clock: any MonotonicClock = SystemClock()
+        queueTimeout: Duration = .seconds(5), clock: any Clock<Duration> = ContinuousClock()
     ) {
         let maxQueuedEventsPerApp = maxQueuedEventsPerApp ?? max(1_000, maxQueuedEvents / 4)
         self.maxQueuedEventsPerApp = maxQueuedEventsPerApp
         self.pool = pool
-        self.clock = clock
+        self.clock = ElapsedTime(clock)
         self.spillAfter = spillAfter
         self.maxQueuedEvents = maxQueuedEvents
         self.queueTimeout = queueTimeout

@@ -1,6 +1,8 @@
 import Foundation
 
-/// JSON text for the database and the API.
+/// `Codable` JSON text for the database: feature definitions (a client's input, kept in the
+/// form it was checked in), and the fallback of the stored forms' hand-written readers
+/// (`JSONText.outcome`, `.state`, `.event`), which says what is wrong with a text they refuse.
 enum JSONText {
     static func encode(_ value: some Encodable) throws -> String {
         let encoder = JSONEncoder()
