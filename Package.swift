@@ -76,12 +76,12 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        // The SQL migrations in Schema/, shipped as resources of their own target.
+        // The SQL migrations of Schema/migrations, carried by the binary as Swift source
+        // (Migrations+Embedded.swift, written by Deploy/generate): no resource bundle.
         .target(
             name: "LocationGateSchema",
             path: "Schema",
-            exclude: ["README.md"],
-            resources: [.copy("migrations")],
+            exclude: ["README.md", "migrations"],
             swiftSettings: strictSettings
         ),
         // Layer 3: the append-only event log, streams, global order, subscriptions.
@@ -121,7 +121,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Mustache", package: "swift-mustache"),
             ],
-            resources: [.copy("Dashboard/Templates")],
+            exclude: ["Dashboard/Templates"],
             swiftSettings: strictSettings
         ),
         // The seeded synthetic population of `locgate simulate` (demos, benchmarks, tests):

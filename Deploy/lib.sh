@@ -61,7 +61,14 @@ cluster_start() {
     local dir="$1" port="$2" mode="${3:-durable}" bindir
     bindir="$(pg_bindir)"
     mkdir -p "$dir/socket"
-    if [ "$(id -u)" -eq 0 ]; then chown postgres "$dir" "$dir/socket"; fi
+    if [ "$(id -u)" -eq 0 ]; then
+        chown postgres "$dir" "$dir/socket"
+        # initdb would stop with "could not access directory ... Permission denied".
+        if ! as_pg_owner test -w "$dir" -a -x "$dir"; then
+            log "the postgres user cannot reach $dir: a folder above it is closed to other users (mode 0700?)"
+            exit 1
+        fi
+    fi
     if [ ! -f "$dir/pgdata/PG_VERSION" ]; then
         log "creating a PostgreSQL cluster in $dir/pgdata"
         as_pg_owner "$bindir/initdb" -D "$dir/pgdata" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 \
@@ -89,6 +96,44 @@ cluster_stop() {
     bindir="$(pg_bindir)" || return 0
     [ -f "$dir/pgdata/PG_VERSION" ] || return 0
     as_pg_owner "$bindir/pg_ctl" -D "$dir/pgdata" -m fast -w stop >/dev/null 2>&1 || true
+}
+
+# cluster_running DIR: whether the cluster of cluster_start DIR is running.
+cluster_running() {
+    local dir="$1" bindir
+    bindir="$(pg_bindir)" || return 1
+    [ -f "$dir/pgdata/PG_VERSION" ] || return 1
+    as_pg_owner "$bindir/pg_ctl" -D "$dir/pgdata" status >/dev/null 2>&1
+}
+
+# cluster_remove DIR: stops the cluster of cluster_start DIR and deletes it (its data, socket
+# folder and logs), and DIR too once nothing else is left in it.
+cluster_remove() {
+    local dir="$1"
+    [ -n "$dir" ] && [ "$dir" != / ] || return 1
+    cluster_stop "$dir"
+    rm -rf "$dir/pgdata" "$dir/socket" "$dir/initdb.log" "$dir/postgres.log"
+    rmdir "$dir" 2>/dev/null || true
+}
+
+# project_cluster_dir: the folder of the checkout's own cluster, the one Deploy/run starts and
+# Deploy/stop stops (LOCGATE_PG_DIR when set). As another user than root, `.locgate/` of the
+# checkout: PostgreSQL runs as that user. As root, PostgreSQL runs as `postgres`, which may not
+# enter the checkout (a clone under /root, in a home folder of mode 0700, in a `mktemp -d`
+# folder), so the cluster lives in /var/lib/locgate-dev/NAME-HASH (the checkout folder's name
+# and a hash of its path), which postgres owns; the caller's folders keep their modes. A
+# cluster already in `.locgate/pgdata` stays there.
+project_cluster_dir() {
+    local real name
+    if [ -n "${LOCGATE_PG_DIR:-}" ]; then
+        echo "$LOCGATE_PG_DIR"
+    elif [ "$(id -u)" -ne 0 ] || [ -f "$LOCGATE_ROOT/.locgate/pgdata/PG_VERSION" ]; then
+        echo "$LOCGATE_ROOT/.locgate"
+    else
+        real="$(readlink -f "$LOCGATE_ROOT")"
+        name="$(printf '%s' "$(basename "$real")" | tr -c 'A-Za-z0-9._-' '_' | cut -c1-32)"
+        echo "/var/lib/locgate-dev/$name-$(printf '%s' "$real" | sha256sum | cut -c1-12)"
+    fi
 }
 
 # cluster_prepare PORT: the `locgate` role (owner, may create databases and roles for the

@@ -8,24 +8,47 @@ public struct SchemaMigration: Sendable, Hashable {
 }
 
 /// The migrations this build of LocationGate ships with.
+///
+/// The binary carries them as Swift source (`Migrations+Embedded.swift`, written by
+/// `Deploy/generate` from `Schema/migrations/*.sql`), so it migrates wherever it is copied: no
+/// resource folder beside it, no path into the build tree.
 public enum SchemaMigrations {
-    /// Reads the bundled migrations in version order. The folder can be overridden with
-    /// `LOCGATE_SCHEMA_DIR` for an installation that keeps them elsewhere.
+    /// The migrations in version order: those the binary carries, or those of `directory`, or
+    /// of the folder `LOCGATE_SCHEMA_DIR` names, when given.
     public static func load(directory: URL? = nil) throws -> [SchemaMigration] {
-        let folder = directory
-            ?? ProcessInfo.processInfo.environment["LOCGATE_SCHEMA_DIR"].map { URL(fileURLWithPath: $0) }
-            ?? Bundle.module.url(forResource: "migrations", withExtension: nil)
-        guard let folder else { throw SchemaError.missingMigrations }
-        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path)
-            .filter { $0.hasSuffix(".sql") }
-            .sorted()
-        return try names.map { name in
-            guard let version = Int(name.prefix { $0.isNumber }) else {
-                throw SchemaError.badName(name)
-            }
-            let sql = try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)
-            return SchemaMigration(version: version, name: String(name.dropLast(4)), sql: sql)
+        if let folder = directory
+            ?? ProcessInfo.processInfo.environment["LOCGATE_SCHEMA_DIR"].map({ URL(fileURLWithPath: $0) })
+        {
+            return try read(folder)
         }
+        return try embedded()
+    }
+
+    /// The migrations the binary carries, in version order.
+    public static func embedded() throws -> [SchemaMigration] {
+        try ordered(EmbeddedMigrations.files.map { try migration(file: $0.name, sql: $0.text) })
+    }
+
+    /// The `.sql` files of `folder`, in version order.
+    public static func read(_ folder: URL) throws -> [SchemaMigration] {
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".sql") }
+        return try ordered(names.map { name in
+            try migration(file: name, sql: String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8))
+        })
+    }
+
+    /// The migration of the file `file` (`NNN_description.sql`) holding `sql`.
+    static func migration(file: String, sql: String) throws -> SchemaMigration {
+        guard let version = Int(file.prefix { $0.isNumber }) else {
+            throw SchemaError.badName(file)
+        }
+        return SchemaMigration(version: version, name: String(file.dropLast(".sql".count)), sql: sql)
+    }
+
+    /// File-name order, which is version order for names that start with zero-padded numbers.
+    private static func ordered(_ migrations: [SchemaMigration]) throws -> [SchemaMigration] {
+        guard !migrations.isEmpty else { throw SchemaError.missingMigrations }
+        return migrations.sorted { $0.name < $1.name }
     }
 }
 
@@ -36,7 +59,7 @@ public enum SchemaError: Error, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .missingMigrations: "the migrations folder is missing from the build"
+        case .missingMigrations: "no migrations: the folder holds no .sql file"
         case .badName(let name): "migration file \(name) does not start with a version number"
         }
     }

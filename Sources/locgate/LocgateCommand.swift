@@ -7,6 +7,7 @@ struct LocgateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "locgate",
         abstract: "LocationGate: Core Location authorization as an event-sourced backend.",
+        version: LocgateVersion.text,
         subcommands: [
             ServeCommand.self, MigrateCommand.self, StatusCommand.self, AppsCommand.self, KeysCommand.self,
             FeaturesCommand.self, SimulateCommand.self, ReplayCommand.self, VerifyCommand.self, ArchiveCommand.self, EraseCommand.self, AnalyticsCommand.self,

@@ -1,8 +1,8 @@
 import Foundation
 import Mustache
 
-/// The dashboard's Mustache templates (`Dashboard/Templates`, a resource of this target), read
-/// and parsed once per process, when the dashboard's routes are built.
+/// The dashboard's Mustache templates (`Dashboard/Templates`, carried by the binary as Swift
+/// source), parsed once per process, when the dashboard's routes are built.
 ///
 /// Every page is a typed view model rendered by one template, which starts with the `layout`
 /// partial and fills its `content` block. `{{ }}` escapes what it writes for HTML (`&`, `<`,
@@ -25,14 +25,12 @@ struct DashboardTemplates: Sendable {
 
     let library: MustacheLibrary
 
-    /// The templates shipped with this build, read once (the first use, when `DashboardRoutes`
-    /// is made as the server starts).
+    /// The templates this build carries (`EmbeddedTemplates`, written by `Deploy/generate` from
+    /// `Dashboard/Templates`: no resource folder beside the binary), parsed once, when
+    /// `DashboardRoutes` is made as the server starts.
     static let bundled: Result<DashboardTemplates, LoadError> = {
-        guard let folder = Bundle.module.url(forResource: "Templates", withExtension: nil) else {
-            return .failure(LoadError(description: "the dashboard's templates are missing from the build"))
-        }
         do {
-            return .success(try DashboardTemplates(folder: folder))
+            return .success(try DashboardTemplates(files: EmbeddedTemplates.files))
         } catch let error as LoadError {
             return .failure(error)
         } catch {
@@ -40,16 +38,14 @@ struct DashboardTemplates: Sendable {
         }
     }()
 
-    /// Reads and parses every `.mustache` file of `folder`; each `Name` must be among them.
-    init(folder: URL) throws {
+    /// Parses every `.mustache` file of `files` (name and text); each `Name` must be among them.
+    init(files: [(name: String, text: String)]) throws {
         var library = MustacheLibrary()
-        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".mustache") }
-        for file in files.sorted() {
-            let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
+        for file in files where file.name.hasSuffix(".mustache") {
             do {
-                try library.register(text, named: String(file.dropLast(".mustache".count)))
+                try library.register(file.text, named: String(file.name.dropLast(".mustache".count)))
             } catch {
-                throw LoadError(description: "template \(file) does not parse: \(error)")
+                throw LoadError(description: "template \(file.name) does not parse: \(error)")
             }
         }
         let missing = Name.allCases.filter { library.getTemplate(named: $0.rawValue) == nil }

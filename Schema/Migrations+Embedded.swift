@@ -1,0 +1,1058 @@
+// Generated from Schema/migrations/*.sql (see Deploy/embed): do not edit; generate it again
+// after changing one of those files. A test fails while this file and the folder differ.
+
+/// Every `.sql` file of `migrations`: its name and its text, byte for byte, in file-name
+/// order. `SchemaMigrations.embedded()` reads them.
+enum EmbeddedMigrations {
+    static let files: [(name: String, text: String)] = [
+        (
+            name: "001_event_log.sql",
+            text: #"""
+-- The event log (SPEC §1): one stream per (app, user, device), versions 1..n without gaps,
+-- and a global order that readers can follow without skipping late commits.
+
+CREATE TABLE apps (
+    id uuid PRIMARY KEY,
+    name text NOT NULL CHECK (length(name) BETWEEN 1 AND 200),
+    created_at timestamptz NOT NULL DEFAULT now()
+);
+
+-- The head of every stream: its current version. Appends take an advisory lock per stream
+-- before writing, so two writers of one stream take turns and versions never collide.
+CREATE TABLE streams (
+    app_id uuid NOT NULL REFERENCES apps (id),
+    user_id text NOT NULL,
+    device_id text NOT NULL,
+    version bigint NOT NULL CHECK (version >= 0),
+    PRIMARY KEY (app_id, user_id, device_id)
+);
+
+CREATE TABLE events (
+    -- Assigned at insert; NOT the commit order. Readers page on (tx_id, position).
+    position bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    -- The writing transaction. Readers only read below the oldest transaction still running
+    -- (pg_snapshot_xmin(pg_current_snapshot())), so a transaction that commits late can never
+    -- be skipped.
+    tx_id xid8 NOT NULL DEFAULT pg_current_xact_id(),
+    app_id uuid NOT NULL REFERENCES apps (id),
+    user_id text NOT NULL,
+    device_id text NOT NULL,
+    version bigint NOT NULL CHECK (version >= 1),
+    -- The client's idempotency key, unique per app.
+    event_id uuid NOT NULL,
+    type text NOT NULL,
+    data jsonb NOT NULL,
+    occurred_at timestamptz NOT NULL,
+    recorded_at timestamptz NOT NULL DEFAULT now(),
+    -- What the projection computed when the event was appended (effects, before, after);
+    -- written once with the row, returned as the stored result of a duplicate.
+    outcome jsonb,
+    UNIQUE (app_id, user_id, device_id, version),
+    UNIQUE (app_id, event_id)
+);
+
+CREATE INDEX events_global_order ON events (tx_id, position);
+
+-- Where each named subscriber has read up to.
+CREATE TABLE subscription_checkpoints (
+    name text PRIMARY KEY,
+    tx_id xid8 NOT NULL,
+    position bigint NOT NULL,
+    updated_at timestamptz NOT NULL DEFAULT now()
+);
+
+-- Append-only, for every role, the owner included: UPDATE, DELETE and TRUNCATE are refused.
+CREATE FUNCTION locgate_refuse_event_change() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'the event log is append-only: % refused', TG_OP
+        USING ERRCODE = 'insufficient_privilege';
+END
+$$;
+
+CREATE TRIGGER events_append_only
+    BEFORE UPDATE OR DELETE ON events
+    FOR EACH ROW EXECUTE FUNCTION locgate_refuse_event_change();
+
+CREATE TRIGGER events_no_truncate
+    BEFORE TRUNCATE ON events
+    FOR EACH STATEMENT EXECUTE FUNCTION locgate_refuse_event_change();
+
+-- The service's privileges: a NOLOGIN role that login roles are made members of. It may read
+-- and append events, never change them. Created here when the migrating role may create roles;
+-- otherwise a DBA creates it (Deploy/README.md).
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'locgate_service') THEN
+        IF (SELECT rolcreaterole OR rolsuper FROM pg_roles WHERE rolname = current_user) THEN
+            BEGIN
+                CREATE ROLE locgate_service NOLOGIN;
+            EXCEPTION WHEN duplicate_object OR unique_violation THEN
+                NULL; -- another database's migration created it at the same moment
+            END;
+        ELSE
+            RAISE NOTICE 'role locgate_service is missing and % may not create it', current_user;
+        END IF;
+    END IF;
+    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'locgate_service') THEN
+        REVOKE ALL ON events FROM locgate_service;
+        GRANT SELECT, INSERT ON events TO locgate_service;
+        GRANT SELECT, INSERT, UPDATE ON apps, streams, subscription_checkpoints TO locgate_service;
+        -- The server checks for pending migrations before it starts.
+        GRANT SELECT ON locgate_migrations TO locgate_service;
+    END IF;
+END
+$$;
+REVOKE UPDATE, DELETE, TRUNCATE ON events FROM PUBLIC;
+
+"""#
+        ),
+        (
+            name: "002_gating.sql",
+            text: #"""
+-- The gating service (SPEC §4, §5): API keys, the feature catalog, and the device projection.
+
+-- Keys are stored as SHA-256 of the key text; the key itself is shown once, at creation.
+CREATE TABLE api_keys (
+    id uuid PRIMARY KEY,
+    app_id uuid NOT NULL REFERENCES apps (id),
+    scope text NOT NULL CHECK (scope IN ('ingest', 'read', 'admin')),
+    key_hash text NOT NULL UNIQUE,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    revoked_at timestamptz
+);
+CREATE INDEX api_keys_app ON api_keys (app_id);
+
+CREATE TABLE features (
+    app_id uuid NOT NULL REFERENCES apps (id),
+    key text NOT NULL,
+    definition jsonb NOT NULL,
+    updated_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (app_id, key)
+);
+
+-- The current state of every device, written in the append transaction (so a 200 from
+-- POST /v1/events means the gate already reflects it). `state` is the SPEC §5 state object;
+-- the other columns are what analytics group and count by.
+CREATE TABLE device_states (
+    app_id uuid NOT NULL REFERENCES apps (id),
+    user_id text NOT NULL,
+    device_id text NOT NULL,
+    version bigint NOT NULL,
+    state jsonb NOT NULL,
+    status text NOT NULL,
+    provisional boolean NOT NULL,
+    platform text,
+    os_major integer,
+    app_version text,
+    updated_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (app_id, user_id, device_id)
+);
+
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'locgate_service') THEN
+        GRANT SELECT, INSERT, UPDATE ON api_keys, features, device_states TO locgate_service;
+        GRANT DELETE ON features TO locgate_service;
+    END IF;
+END
+$$;
+
+"""#
+        ),
+        (
+            name: "003_analytics.sql",
+            text: #"""
+-- Analytics (SPEC §6): per-device milestones and counters rolled up by day and device context.
+
+-- Milestones a device has reached, once each (bit set, see DeviceMilestones).
+ALTER TABLE device_states ADD COLUMN milestones integer NOT NULL DEFAULT 0;
+CREATE INDEX device_states_status ON device_states (app_id, status);
+
+-- Counters by day (of occurredAt, UTC) and by the device's context when the event happened.
+-- Maintained by a subscriber of the log with its checkpoint in the same transaction, so each
+-- event is counted exactly once; `locgate replay` rebuilds it.
+CREATE TABLE analytics_rollups (
+    app_id uuid NOT NULL REFERENCES apps (id),
+    day date NOT NULL,
+    platform text NOT NULL,
+    os_major integer NOT NULL,
+    app_version text NOT NULL,
+    metric text NOT NULL,
+    key text NOT NULL,
+    count bigint NOT NULL,
+    PRIMARY KEY (app_id, metric, day, platform, os_major, app_version, key)
+);
+
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'locgate_service') THEN
+        GRANT SELECT, INSERT, UPDATE, DELETE ON analytics_rollups TO locgate_service;
+    END IF;
+END
+$$;
+
+"""#
+        ),
+        (
+            name: "004_analytics_totals.sql",
+            text: #"""
+-- All-time totals of the analytics counters, without the day: what a query with no time range
+-- and no day or week grouping reads (a few rows per app instead of one per day).
+CREATE TABLE analytics_totals (
+    app_id uuid NOT NULL REFERENCES apps (id),
+    platform text NOT NULL,
+    os_major integer NOT NULL,
+    app_version text NOT NULL,
+    metric text NOT NULL,
+    key text NOT NULL,
+    count bigint NOT NULL,
+    PRIMARY KEY (app_id, metric, platform, os_major, app_version, key)
+);
+
+INSERT INTO analytics_totals (app_id, platform, os_major, app_version, metric, key, count)
+SELECT app_id, platform, os_major, app_version, metric, key, sum(count)
+FROM analytics_rollups GROUP BY app_id, platform, os_major, app_version, metric, key;
+
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'locgate_service') THEN
+        GRANT SELECT, INSERT, UPDATE, DELETE ON analytics_totals TO locgate_service;
+    END IF;
+END
+$$;
+
+"""#
+        ),
+        (
+            name: "005_drop_status_index.sql",
+            text: #"""
+-- The (app_id, status) index led the planner astray: for a new app, whose statistics estimate
+-- one row, it probed devices by app_id through this index and filtered the rest, scanning
+-- every device of the app for each one (330 ms per 1,000-event append at 20,000 devices).
+-- Per-device probes need the primary key alone; the status analytics read the app's rows
+-- through the primary key's app_id prefix.
+DROP INDEX IF EXISTS device_states_status;
+
+"""#
+        ),
+        (
+            name: "006_device_counts.sql",
+            text: #"""
+-- Devices per distinct state, maintained in the append transaction: what the status
+-- distribution and the dashboard's feature coverage read instead of every row of
+-- device_states (262 ms and 518 ms for one app at a million events).
+--
+-- A state is named by a 64-bit hash of its jsonb text (hashtextextended, PostgreSQL's own,
+-- stable across platforms: hash partitioning relies on it); device_state_kinds holds each
+-- state once, so the count rows stay narrow (a state is about a kilobyte of JSON).
+--
+-- Each append adds +1 for a device's new state and -1 for its old one. Concurrent appends
+-- write different lanes (the backend's pid modulo 16), so they never wait on each other's
+-- counter rows; a reader sums the lanes. A lane's count can be negative, the sum never is.
+-- platform, os_major, app_version and status are functions of the state, kept as columns for
+-- the status distribution's GROUP BY.
+CREATE TABLE device_state_kinds (
+    state_id bigint PRIMARY KEY,
+    state jsonb NOT NULL
+);
+
+CREATE TABLE device_counts (
+    app_id uuid NOT NULL REFERENCES apps (id),
+    lane smallint NOT NULL,
+    state_id bigint NOT NULL,
+    status text NOT NULL,
+    platform text,
+    os_major integer,
+    app_version text,
+    devices bigint NOT NULL,
+    PRIMARY KEY (app_id, lane, state_id)
+) WITH (fillfactor = 50);  -- room on the page for HOT updates: the counts change all the time
+
+INSERT INTO device_state_kinds (state_id, state)
+SELECT DISTINCT ON (hashtextextended(state::text, 0)) hashtextextended(state::text, 0), state FROM device_states;
+
+INSERT INTO device_counts (app_id, lane, state_id, status, platform, os_major, app_version, devices)
+SELECT app_id, 0, hashtextextended(state::text, 0), min(status), min(platform), min(os_major), min(app_version), count(*)
+FROM device_states GROUP BY app_id, hashtextextended(state::text, 0);
+
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'locgate_service') THEN
+        GRANT SELECT, INSERT, UPDATE, DELETE ON device_counts TO locgate_service;
+        GRANT SELECT, INSERT ON device_state_kinds TO locgate_service;
+    END IF;
+END
+$$;
+
+"""#
+        ),
+        (
+            name: "007_analytics_days.sql",
+            text: #"""
+-- The analytics counters by day without platform, OS major and app version: what a query
+-- grouped by day or week alone reads (a row per day, metric and key; the rollups hold one per
+-- day and every platform, OS major and app version: 87,343 rows for 48 days at 10 million
+-- events, 77 ms to sum by week).
+CREATE TABLE analytics_days (
+    app_id uuid NOT NULL REFERENCES apps (id),
+    day date NOT NULL,
+    metric text NOT NULL,
+    key text NOT NULL,
+    count bigint NOT NULL,
+    PRIMARY KEY (app_id, metric, day, key)
+);
+
+INSERT INTO analytics_days (app_id, day, metric, key, count)
+SELECT app_id, day, metric, key, sum(count) FROM analytics_rollups GROUP BY app_id, day, metric, key;
+
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'locgate_service') THEN
+        GRANT SELECT, INSERT, UPDATE, DELETE ON analytics_days TO locgate_service;
+    END IF;
+END
+$$;
+
+"""#
+        ),
+        (
+            name: "008_partitioned_events.sql",
+            text: #"""
+-- The event log partitioned by RANGE (position), so that it stays fast at hundreds of millions
+-- of events and old events can be archived by dropping whole partitions (docs/operations.md,
+-- "The partitioned log").
+--
+-- Why position: it is assigned at insert from one sequence, so every new row goes to the newest
+-- partition (its indexes stay small and in memory), and a stream's versions are in position
+-- order (a stream's next event is inserted only after the previous one committed, under the
+-- stream lock), so the events below a position boundary are a version prefix of every stream:
+-- a snapshot of the device states at the boundary is all a replay needs of what lies before it.
+-- Time would not do: recorded_at is the transaction's start, and occurred_at is the client's.
+--
+-- What it costs: PostgreSQL's unique indexes on a partitioned table must contain the partition
+-- key, so (app_id, event_id) and (app_id, user_id, device_id, version) are unique within each
+-- partition only. Versions stay unique because the stream lock serialises every stream's
+-- appends; idempotency holds across partitions because the append looks an id up in every
+-- partition after taking the stream lock (EventLog.appendInTransaction), so a retry of an event
+-- finds it wherever it is stored, until it is archived.
+--
+-- An existing log becomes the first partition as it is (no rows are copied).
+
+LOCK TABLE events IN ACCESS EXCLUSIVE MODE;
+
+-- How many positions each new partition holds; the owner may change it (new partitions only).
+CREATE TABLE event_partitioning (
+    singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+    rows_per_partition bigint NOT NULL CHECK (rows_per_partition >= 10)
+);
+INSERT INTO event_partitioning (rows_per_partition) VALUES (10000000);
+
+ALTER TABLE events RENAME TO events_legacy;
+DROP TRIGGER events_append_only ON events_legacy;
+DROP TRIGGER events_no_truncate ON events_legacy;
+ALTER TABLE events_legacy ALTER COLUMN position DROP IDENTITY;
+ALTER TABLE events_legacy RENAME CONSTRAINT events_pkey TO events_legacy_pkey;
+ALTER INDEX events_global_order RENAME TO events_legacy_global_order;
+ALTER TABLE events_legacy RENAME CONSTRAINT events_app_id_event_id_key TO events_legacy_app_id_event_id_key;
+ALTER TABLE events_legacy RENAME CONSTRAINT events_app_id_user_id_device_id_version_key TO events_legacy_app_id_user_id_device_id_version_key;
+ALTER TABLE events_legacy RENAME CONSTRAINT events_app_id_fkey TO events_legacy_app_id_fkey;
+
+CREATE SEQUENCE events_position_seq AS bigint;
+SELECT setval('events_position_seq', coalesce((SELECT max(position) FROM events_legacy), 0) + 1, false);
+
+CREATE TABLE events (
+    -- Assigned at insert; NOT the commit order. Readers page on (tx_id, position).
+    position bigint NOT NULL DEFAULT nextval('events_position_seq'),
+    tx_id xid8 NOT NULL DEFAULT pg_current_xact_id(),
+    app_id uuid NOT NULL REFERENCES apps (id),
+    user_id text NOT NULL,
+    device_id text NOT NULL,
+    version bigint NOT NULL CONSTRAINT events_version_check CHECK (version >= 1),
+    event_id uuid NOT NULL,
+    type text NOT NULL,
+    data jsonb NOT NULL,
+    occurred_at timestamptz NOT NULL,
+    recorded_at timestamptz NOT NULL DEFAULT now(),
+    outcome jsonb,
+    PRIMARY KEY (position)
+) PARTITION BY RANGE (position);
+ALTER SEQUENCE events_position_seq OWNED BY events.position;
+
+CREATE INDEX events_global_order ON events (tx_id, position);
+
+CREATE TRIGGER events_append_only
+    BEFORE UPDATE OR DELETE ON events
+    FOR EACH ROW EXECUTE FUNCTION locgate_refuse_event_change();
+
+CREATE TRIGGER events_no_truncate
+    BEFORE TRUNCATE ON events
+    FOR EACH STATEMENT EXECUTE FUNCTION locgate_refuse_event_change();
+
+-- Makes the partition [low, high) as a table of its own with the per-partition unique
+-- constraints, then attaches it: ATTACH takes only a SHARE UPDATE EXCLUSIVE lock on `events`,
+-- so appends and reads go on meanwhile (CREATE TABLE ... PARTITION OF would block them).
+CREATE FUNCTION locgate_create_event_partition(low bigint, high bigint) RETURNS text
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
+DECLARE
+    name text := format('events_p%s', lpad(low::text, 12, '0'));
+BEGIN
+    EXECUTE format('CREATE TABLE %I (LIKE events INCLUDING DEFAULTS INCLUDING CONSTRAINTS)', name);
+    EXECUTE format('ALTER TABLE %I ADD CONSTRAINT %I CHECK (position >= %s AND position < %s)',
+                   name, name || '_range', low, high);
+    EXECUTE format('ALTER TABLE %I ADD PRIMARY KEY (position)', name);
+    EXECUTE format('ALTER TABLE %I ADD UNIQUE (app_id, event_id)', name);
+    EXECUTE format('ALTER TABLE %I ADD UNIQUE (app_id, user_id, device_id, version)', name);
+    EXECUTE format('CREATE INDEX ON %I (tx_id, position)', name);
+    EXECUTE format('ALTER TABLE events ATTACH PARTITION %I FOR VALUES FROM (%s) TO (%s)', name, low, high);
+    -- The range is the partition bound now; the CHECK only spared ATTACH a scan.
+    EXECUTE format('ALTER TABLE %I DROP CONSTRAINT %I', name, name || '_range');
+    RETURN name;
+END
+$$;
+
+-- Keeps at least one whole empty partition ahead of the sequence, so an append never meets a
+-- position without a partition. Run by `locgate migrate`, by every server once a minute, and by
+-- an append that found no partition. Returns the partitions it created.
+CREATE FUNCTION locgate_ensure_event_partitions() RETURNS SETOF text
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
+DECLARE
+    size bigint := (SELECT rows_per_partition FROM event_partitioning);
+    next bigint;
+    high bigint;
+BEGIN
+    -- One creator at a time (two servers' timers).
+    PERFORM pg_advisory_xact_lock(7305896225427163914);
+    SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END INTO next FROM events_position_seq;
+    SELECT max((regexp_match(pg_get_expr(c.relpartbound, c.oid), 'TO \(''?(\d+)''?\)'))[1]::bigint) INTO high
+    FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+    WHERE i.inhparent = 'events'::regclass;
+    high := coalesce(high, 1);
+    WHILE high < next + size LOOP
+        RETURN NEXT locgate_create_event_partition(high, high + size);
+        high := high + size;
+    END LOOP;
+END
+$$;
+
+-- The existing log: its own partition up to the next multiple of the partition size above its
+-- highest position (an empty log: up to the first multiple), then one empty partition ahead.
+DO $$
+DECLARE
+    size bigint := (SELECT rows_per_partition FROM event_partitioning);
+    high bigint := ((coalesce((SELECT max(position) FROM events_legacy), 0) / size) + 1) * size;
+BEGIN
+    EXECUTE format('ALTER TABLE events_legacy ADD CONSTRAINT events_legacy_range CHECK (position >= 1 AND position < %s)', high);
+    EXECUTE format('ALTER TABLE events ATTACH PARTITION events_legacy FOR VALUES FROM (1) TO (%s)', high);
+    ALTER TABLE events_legacy DROP CONSTRAINT events_legacy_range;
+    ALTER TABLE events_legacy RENAME TO events_p000000000001;
+END
+$$;
+SELECT count(*) FROM locgate_ensure_event_partitions();
+
+-- What `locgate archive` exported and dropped: one row per archive, with the file's checksum.
+-- An archive writes its snapshot rows first, in short transactions, and this row last, with
+-- the partitions' DROP: rows below belong to an archive only once its row here exists.
+CREATE TABLE event_archives (
+    id bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+    archived_at timestamptz NOT NULL DEFAULT now(),
+    before timestamptz NOT NULL,
+    -- Every event with a position below this boundary is in this or an earlier archive.
+    boundary bigint NOT NULL,
+    partitions text[] NOT NULL,
+    events bigint NOT NULL,
+    file text NOT NULL,
+    sha256 text NOT NULL,
+    bytes bigint NOT NULL
+);
+
+-- Each archived stream's state after its last archived event: where a replay starts. A stream
+-- has a row per archive that held its events; the newest recorded archive's row counts.
+CREATE TABLE stream_snapshots (
+    app_id uuid NOT NULL REFERENCES apps (id),
+    user_id text NOT NULL,
+    device_id text NOT NULL,
+    archive_id bigint NOT NULL,
+    version bigint NOT NULL,
+    state_id bigint NOT NULL,
+    milestones integer NOT NULL,
+    -- The latest occurredAt of the stream's archived events: a state "as of" an earlier time
+    -- lies in the archive.
+    last_occurred_at timestamptz NOT NULL,
+    PRIMARY KEY (app_id, user_id, device_id, archive_id)
+);
+
+-- The analytics counters each archive's events contributed, added back by a replay.
+CREATE TABLE archived_rollups (
+    archive_id bigint NOT NULL,
+    app_id uuid NOT NULL REFERENCES apps (id),
+    day date NOT NULL,
+    platform text NOT NULL,
+    os_major integer NOT NULL,
+    app_version text NOT NULL,
+    metric text NOT NULL,
+    key text NOT NULL,
+    count bigint NOT NULL,
+    PRIMARY KEY (archive_id, app_id, metric, day, platform, os_major, app_version, key)
+);
+
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'locgate_service') THEN
+        REVOKE ALL ON events FROM locgate_service;
+        GRANT SELECT, INSERT ON events TO locgate_service;
+        GRANT USAGE ON SEQUENCE events_position_seq TO locgate_service;
+        GRANT SELECT ON event_partitioning, event_archives, stream_snapshots, archived_rollups TO locgate_service;
+        GRANT EXECUTE ON FUNCTION locgate_ensure_event_partitions() TO locgate_service;
+    END IF;
+END
+$$;
+REVOKE UPDATE, DELETE, TRUNCATE ON events FROM PUBLIC;
+REVOKE ALL ON FUNCTION locgate_create_event_partition(bigint, bigint) FROM PUBLIC;
+REVOKE ALL ON FUNCTION locgate_ensure_event_partitions() FROM PUBLIC;
+
+"""#
+        ),
+        (
+            name: "009_dashboard_sessions.sql",
+            text: #"""
+-- The dashboard's sessions (SPEC §8), in the database so that every server sees a sign-in, a
+-- sign-out and a revocation at once (no sticky sessions, §9).
+--
+-- The cookie holds a random session id (256 bits); only its SHA-256 is stored, as for keys, so
+-- that a copy of this table signs nobody in. A session belongs to the key that signed in: it is
+-- valid only while that key is (a lookup joins `api_keys` on `revoked_at IS NULL`), and only
+-- while it was used in the last 12 hours (`last_used_at`, refreshed at most once a minute).
+-- Ended sessions are deleted at sign-out, when they are next presented, and at each sign-in of
+-- their app; a row that outlived its session signs nobody in.
+CREATE TABLE dashboard_sessions (
+    id_hash text PRIMARY KEY,
+    app_id uuid NOT NULL REFERENCES apps (id) ON DELETE CASCADE,
+    key_id uuid NOT NULL REFERENCES api_keys (id) ON DELETE CASCADE,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    last_used_at timestamptz NOT NULL DEFAULT now()
+);
+-- A sign-in deletes its app's idle sessions; a key's sessions are found by key.
+CREATE INDEX dashboard_sessions_app ON dashboard_sessions (app_id, last_used_at);
+CREATE INDEX dashboard_sessions_key ON dashboard_sessions (key_id);
+
+-- Not the log: the service creates, refreshes and deletes sessions.
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'locgate_service') THEN
+        GRANT SELECT, INSERT, UPDATE, DELETE ON dashboard_sessions TO locgate_service;
+    END IF;
+END
+$$;
+
+"""#
+        ),
+        (
+            name: "010_app_feed_index.sql",
+            text: #"""
+-- One app's change feed (`GET /v1/changes`) reads that app's events in global order,
+-- `(tx_id, position)`, from a position on. Without an index that starts with the app, a small
+-- app's feed from the start walks every app's log; with this one it reads its own events only.
+CREATE INDEX events_app_global_order ON events (app_id, tx_id, position);
+
+-- New partitions get the index before they are attached, as they get the others.
+CREATE OR REPLACE FUNCTION locgate_create_event_partition(low bigint, high bigint) RETURNS text
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
+DECLARE
+    name text := format('events_p%s', lpad(low::text, 12, '0'));
+BEGIN
+    EXECUTE format('CREATE TABLE %I (LIKE events INCLUDING DEFAULTS INCLUDING CONSTRAINTS)', name);
+    EXECUTE format('ALTER TABLE %I ADD CONSTRAINT %I CHECK (position >= %s AND position < %s)',
+                   name, name || '_range', low, high);
+    EXECUTE format('ALTER TABLE %I ADD PRIMARY KEY (position)', name);
+    EXECUTE format('ALTER TABLE %I ADD UNIQUE (app_id, event_id)', name);
+    EXECUTE format('ALTER TABLE %I ADD UNIQUE (app_id, user_id, device_id, version)', name);
+    EXECUTE format('CREATE INDEX ON %I (tx_id, position)', name);
+    EXECUTE format('CREATE INDEX ON %I (app_id, tx_id, position)', name);
+    EXECUTE format('ALTER TABLE events ATTACH PARTITION %I FOR VALUES FROM (%s) TO (%s)', name, low, high);
+    -- The range is the partition bound now; the CHECK only spared ATTACH a scan.
+    EXECUTE format('ALTER TABLE %I DROP CONSTRAINT %I', name, name || '_range');
+    RETURN name;
+END
+$$;
+
+"""#
+        ),
+        (
+            name: "011_device_bound_keys.sql",
+            text: #"""
+-- Device-bound ingest keys: an ingest key created with a token secret accepts events only
+-- with a device token signed by that secret (HS256), and only for the user (and device) the
+-- token names. The secret is stored as created: verifying an HMAC needs it. NULL: the key is
+-- not bound.
+ALTER TABLE api_keys ADD COLUMN token_secret text;
+ALTER TABLE api_keys ADD CONSTRAINT api_keys_token_secret_ingest CHECK (token_secret IS NULL OR scope = 'ingest');
+
+"""#
+        ),
+        (
+            name: "012_erasure.sql",
+            text: #"""
+-- Erasure (SPEC §13): forgetting a person without breaking the log's guarantees.
+--
+-- The service role keeps no UPDATE or DELETE on `events`: a person's events, streams, device
+-- states and snapshots leave only through `locgate_erase_user`, a function of the schema's
+-- owner (SECURITY DEFINER) that takes an app and a user and nothing else. The append-only
+-- trigger lets a DELETE through only inside that function (a transaction-local setting it
+-- sets, checked together with the owner being the current user).
+--
+-- `erasures` is the audit of every erasure: no user or device id, only counts and times.
+-- `erasure_work` holds the user id of an erasure still under way, and is deleted when it is
+-- done; `erasure_rollups` keeps the analytics counters the erased events contributed (they
+-- name no one), so that a replay of the log counts what the live rollups count.
+-- `server_processes` and `erasure_acks`: an erasure is done once every live server process
+-- has dropped the person from its caches and push streams (or emptied them since).
+
+CREATE TABLE erasures (
+    id uuid PRIMARY KEY,
+    app_id uuid NOT NULL REFERENCES apps (id),
+    status text NOT NULL CHECK (status IN ('pending', 'done')),
+    requested_at timestamptz NOT NULL DEFAULT now(),
+    erased_at timestamptz,
+    completed_at timestamptz,
+    events bigint NOT NULL DEFAULT 0,
+    devices bigint NOT NULL DEFAULT 0
+);
+CREATE INDEX erasures_pending ON erasures (requested_at) WHERE status = 'pending';
+
+CREATE TABLE erasure_work (
+    erasure_id uuid PRIMARY KEY REFERENCES erasures (id),
+    app_id uuid NOT NULL,
+    user_id text NOT NULL,
+    device_ids text[] NOT NULL DEFAULT '{}'
+);
+
+CREATE TABLE erasure_rollups (
+    erasure_id uuid NOT NULL REFERENCES erasures (id),
+    app_id uuid NOT NULL REFERENCES apps (id),
+    day date NOT NULL,
+    platform text NOT NULL,
+    os_major integer NOT NULL,
+    app_version text NOT NULL,
+    metric text NOT NULL,
+    key text NOT NULL,
+    count bigint NOT NULL,
+    PRIMARY KEY (erasure_id, app_id, metric, day, platform, os_major, app_version, key)
+);
+
+CREATE TABLE server_processes (
+    id uuid PRIMARY KEY,
+    seen_at timestamptz NOT NULL DEFAULT now(),
+    -- When the process last emptied its caches (start, or LISTEN re-established).
+    resynced_at timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE erasure_acks (
+    erasure_id uuid NOT NULL REFERENCES erasures (id),
+    process_id uuid NOT NULL,
+    PRIMARY KEY (erasure_id, process_id)
+);
+
+-- The append-only trigger, with the one way out.
+CREATE OR REPLACE FUNCTION locgate_refuse_event_change() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'DELETE' AND current_setting('locgate.erasing', true) = 'on' THEN
+        RETURN OLD;
+    END IF;
+    RAISE EXCEPTION 'the event log is append-only: % refused', TG_OP
+        USING ERRCODE = 'insufficient_privilege';
+END
+$$;
+
+-- Deletes one person of one app: events (every partition), streams, device states and archive
+-- snapshots. Returns {events, devices}. The caller holds the person's append lock.
+CREATE FUNCTION locgate_erase_user(p_app uuid, p_user text) RETURNS bigint[]
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
+DECLARE
+    erased_events bigint;
+    erased_devices bigint;
+BEGIN
+    PERFORM set_config('locgate.erasing', 'on', true);
+    DELETE FROM events WHERE app_id = p_app AND user_id = p_user;
+    GET DIAGNOSTICS erased_events = ROW_COUNT;
+    PERFORM set_config('locgate.erasing', 'off', true);
+    DELETE FROM streams WHERE app_id = p_app AND user_id = p_user;
+    GET DIAGNOSTICS erased_devices = ROW_COUNT;
+    DELETE FROM device_states WHERE app_id = p_app AND user_id = p_user;
+    DELETE FROM stream_snapshots WHERE app_id = p_app AND user_id = p_user;
+    RETURN ARRAY[erased_events, erased_devices];
+END
+$$;
+
+-- Statistics keep sampled values (most common values, histograms): after an erasure they are
+-- gathered again, so that none keeps an erased id.
+CREATE FUNCTION locgate_analyze_after_erasure() RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
+BEGIN
+    ANALYZE streams;
+    ANALYZE device_states;
+    ANALYZE stream_snapshots;
+    ANALYZE events;
+END
+$$;
+
+REVOKE ALL ON FUNCTION locgate_erase_user(uuid, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION locgate_analyze_after_erasure() FROM PUBLIC;
+
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'locgate_service') THEN
+        GRANT SELECT, INSERT, UPDATE ON erasures TO locgate_service;
+        GRANT SELECT, INSERT, DELETE ON erasure_work, erasure_acks TO locgate_service;
+        GRANT SELECT, INSERT ON erasure_rollups TO locgate_service;
+        GRANT SELECT, INSERT, UPDATE, DELETE ON server_processes TO locgate_service;
+        GRANT EXECUTE ON FUNCTION locgate_erase_user(uuid, text) TO locgate_service;
+        GRANT EXECUTE ON FUNCTION locgate_analyze_after_erasure() TO locgate_service;
+    END IF;
+END
+$$;
+
+"""#
+        ),
+        (
+            name: "013_archive_keys_and_retention.sql",
+            text: #"""
+-- Archives that forget, and retention (SPEC §13).
+--
+-- `archive_keys`: one random AES-256 key per person of an app. `locgate archive` seals each
+-- event's identifying fields (user, device, event id, type, data, times) with its person's key;
+-- `locgate_erase_user` deletes the key with the rest of the person, so every archive file
+-- written before the erasure holds that person only as ciphertext nobody can open again
+-- (crypto-shredding). A key names its person only while the person exists.
+--
+-- `event_archives` gains the file's format (1: the plain CSV of earlier releases, which
+-- `locgate archive upgrade` rewrites; 2: sealed) and a kind: an `archive` wrote a file, a
+-- `retention` run wrote none (its rows only carry snapshots and counters, as an archive's do).
+--
+-- `apps.retention_days`: events of the app recorded more than that many days ago are erased by
+-- the servers' retention schedule (NULL keeps everything). `locgate_forget_versions` deletes the
+-- given prefix of each given stream, the one deletion of events besides an erasure.
+
+CREATE TABLE archive_keys (
+    id uuid PRIMARY KEY,
+    app_id uuid NOT NULL REFERENCES apps (id),
+    user_id text NOT NULL,
+    key bytea NOT NULL CHECK (length(key) = 32),
+    created_at timestamptz NOT NULL DEFAULT now(),
+    UNIQUE (app_id, user_id)
+);
+
+ALTER TABLE event_archives ADD COLUMN format smallint NOT NULL DEFAULT 1 CHECK (format IN (1, 2));
+ALTER TABLE event_archives ADD COLUMN kind text NOT NULL DEFAULT 'archive' CHECK (kind IN ('archive', 'retention'));
+ALTER TABLE event_archives ALTER COLUMN file DROP NOT NULL;
+ALTER TABLE event_archives ALTER COLUMN sha256 DROP NOT NULL;
+
+ALTER TABLE apps ADD COLUMN retention_days integer CHECK (retention_days BETWEEN 1 AND 36500);
+
+-- The erasure function, now also deleting the person's archive key.
+CREATE OR REPLACE FUNCTION locgate_erase_user(p_app uuid, p_user text) RETURNS bigint[]
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
+DECLARE
+    erased_events bigint;
+    erased_devices bigint;
+BEGIN
+    PERFORM set_config('locgate.erasing', 'on', true);
+    DELETE FROM events WHERE app_id = p_app AND user_id = p_user;
+    GET DIAGNOSTICS erased_events = ROW_COUNT;
+    PERFORM set_config('locgate.erasing', 'off', true);
+    DELETE FROM streams WHERE app_id = p_app AND user_id = p_user;
+    GET DIAGNOSTICS erased_devices = ROW_COUNT;
+    DELETE FROM device_states WHERE app_id = p_app AND user_id = p_user;
+    DELETE FROM stream_snapshots WHERE app_id = p_app AND user_id = p_user;
+    DELETE FROM archive_keys WHERE app_id = p_app AND user_id = p_user;
+    RETURN ARRAY[erased_events, erased_devices];
+END
+$$;
+
+-- Retention: deletes, for each (user, device, version) given, the stream's events up to that
+-- version. The caller has saved the streams' snapshots at those versions and holds the
+-- persons' locks. Returns the number of events deleted.
+CREATE FUNCTION locgate_forget_versions(p_app uuid, p_users text[], p_devices text[], p_versions bigint[]) RETURNS bigint
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
+DECLARE
+    forgotten bigint;
+BEGIN
+    PERFORM set_config('locgate.erasing', 'on', true);
+    DELETE FROM events e
+    USING unnest(p_users, p_devices, p_versions) AS k(u, d, v)
+    WHERE e.app_id = p_app AND e.user_id = k.u AND e.device_id = k.d AND e.version <= k.v;
+    GET DIAGNOSTICS forgotten = ROW_COUNT;
+    PERFORM set_config('locgate.erasing', 'off', true);
+    RETURN forgotten;
+END
+$$;
+
+-- ANALYZE after an erasure covers the keys too.
+CREATE OR REPLACE FUNCTION locgate_analyze_after_erasure() RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
+BEGIN
+    ANALYZE streams;
+    ANALYZE device_states;
+    ANALYZE stream_snapshots;
+    ANALYZE archive_keys;
+    ANALYZE events;
+END
+$$;
+
+REVOKE ALL ON FUNCTION locgate_forget_versions(uuid, text[], text[], bigint[]) FROM PUBLIC;
+
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'locgate_service') THEN
+        -- Retention runs in the servers: it records its runs and saves snapshots and counters.
+        GRANT SELECT, INSERT ON event_archives, stream_snapshots, archived_rollups TO locgate_service;
+        GRANT DELETE ON stream_snapshots TO locgate_service;
+        GRANT INSERT ON device_state_kinds TO locgate_service;
+        GRANT EXECUTE ON FUNCTION locgate_forget_versions(uuid, text[], text[], bigint[]) TO locgate_service;
+    END IF;
+END
+$$;
+
+-- Phase 1 of an erasure writes the erased device ids into its work row (an UPDATE migration 012
+-- did not grant), and a retention run inserts archive records with their identity.
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'locgate_service') THEN
+        GRANT UPDATE ON erasure_work TO locgate_service;
+        EXECUTE format('GRANT USAGE ON SEQUENCE %s TO locgate_service', pg_get_serial_sequence('event_archives', 'id'));
+    END IF;
+END
+$$;
+
+"""#
+        ),
+        (
+            name: "014_erasure_pages.sql",
+            text: #"""
+-- Erasure in pages, scheduled fairly between apps, retried with backoff (SPEC §13).
+--
+-- A person is erased a page at a time: each page is one transaction under the person's lock
+-- (`locgate_erase_user_page`), so that neither the server's memory nor any statement grows with
+-- the person. Devices whose every remaining event is in the page go whole (events, stream,
+-- state, snapshots, maintained counts); the one device a full page cuts keeps a snapshot of its
+-- state at the cut (`stream_snapshots`, under an `erasure` row of `event_archives` that names no
+-- file), as retention keeps one, so that replay and verify agree between pages. The erasure ends
+-- in the transaction that finds nothing of the person left: `locgate_erase_user` then deletes
+-- the archive key, and the app versions only erased devices reported are folded into
+-- "(erased)" (`locgate_fold_erased_app_versions`).
+--
+-- `erasures` gains:
+--   performed_at     when the database held nothing more of the person (phase 1 done); phase 2
+--                    counts acknowledgements from then. `erased_at` is now when the first page
+--                    went: from then on the counters the erasure kept (`erasure_rollups`) count
+--                    for a replay. A record is never `done` before it is performed.
+--   attempts         how many of its steps failed (each retried after a backoff);
+--   last_error       the error code of the last failure (an API error code; no id, no message);
+--   next_attempt_at  when a step of it may run again.
+-- `erasure_turns`: when each app's erasures last had a step; the worker serves the app whose
+-- turn is oldest, so that one app's flood or very large person holds another app's erasure up
+-- for a page at most.
+-- `erasure_devices`: the devices an erasure has erased so far, read a page at a time by phase 2
+-- (in place of the work row's array, which grew with the person), deleted when it is done.
+
+ALTER TABLE erasures ADD COLUMN performed_at timestamptz;
+ALTER TABLE erasures ADD COLUMN attempts integer NOT NULL DEFAULT 0 CHECK (attempts >= 0);
+ALTER TABLE erasures ADD COLUMN last_error text;
+ALTER TABLE erasures ADD COLUMN next_attempt_at timestamptz NOT NULL DEFAULT now();
+UPDATE erasures SET performed_at = erased_at WHERE erased_at IS NOT NULL;
+ALTER TABLE erasures ADD CONSTRAINT erasures_done_when_performed CHECK (status <> 'done' OR performed_at IS NOT NULL);
+
+-- Pending erasures per app: the 10,000 bound counts them, the worker picks an app's oldest due.
+CREATE INDEX erasures_app_pending ON erasures (app_id) WHERE status = 'pending';
+CREATE INDEX erasures_app_queue ON erasures (app_id, requested_at) WHERE status = 'pending' AND performed_at IS NULL;
+
+CREATE TABLE erasure_turns (
+    app_id uuid PRIMARY KEY REFERENCES apps (id),
+    -- An app that never had a turn goes first.
+    taken_at timestamptz NOT NULL DEFAULT '-infinity'
+);
+INSERT INTO erasure_turns (app_id) SELECT DISTINCT app_id FROM erasures WHERE status = 'pending';
+
+CREATE TABLE erasure_devices (
+    erasure_id uuid NOT NULL REFERENCES erasures (id),
+    device_id text NOT NULL,
+    PRIMARY KEY (erasure_id, device_id)
+);
+INSERT INTO erasure_devices (erasure_id, device_id)
+SELECT DISTINCT w.erasure_id, d FROM erasure_work w, unnest(w.device_ids) AS d;
+UPDATE erasure_work SET device_ids = '{}' WHERE cardinality(device_ids) > 0;
+
+-- The fold looks an app version up among every erasure's counters of the app.
+CREATE INDEX erasure_rollups_app_version ON erasure_rollups (app_id, app_version);
+
+-- An erasure page's snapshot of the device it cut.
+ALTER TABLE event_archives DROP CONSTRAINT event_archives_kind_check;
+ALTER TABLE event_archives ADD CONSTRAINT event_archives_kind_check CHECK (kind IN ('archive', 'retention', 'erasure'));
+
+-- One page of an erasure, in the caller's transaction, which holds the person's lock (taken
+-- exclusively) and the analytics rollup's, and has kept the counters of the page's events:
+--   * deletes the person's events of each device of `p_devices` up to its version in
+--     `p_versions`;
+--   * the devices of `p_gone` that have no event left go whole: out of the maintained counts
+--     first, then their device states, streams and snapshots (a device that still has events
+--     stays, for a later page);
+--   * `p_snapshot` is the erasure row of `event_archives` under which the caller saved the
+--     snapshot of the device the page cut: that device's older snapshots go.
+-- An erasure row of `event_archives` holds one snapshot and nothing else: it goes with it.
+-- Returns {events, devices} deleted.
+CREATE FUNCTION locgate_erase_user_page(
+    p_app uuid, p_user text, p_devices text[], p_versions bigint[], p_gone text[], p_snapshot bigint
+) RETURNS bigint[]
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
+DECLARE
+    erased_events bigint;
+    gone_devices text[];
+BEGIN
+    PERFORM set_config('locgate.erasing', 'on', true);
+    DELETE FROM events e
+    USING unnest(p_devices, p_versions) AS k(d, v)
+    WHERE e.app_id = p_app AND e.user_id = p_user AND e.device_id = k.d AND e.version <= k.v;
+    GET DIAGNOSTICS erased_events = ROW_COUNT;
+    PERFORM set_config('locgate.erasing', 'off', true);
+
+    SELECT coalesce(array_agg(s.device_id ORDER BY s.device_id), '{}') INTO gone_devices
+    FROM streams s
+    WHERE s.app_id = p_app AND s.user_id = p_user AND s.device_id = ANY(p_gone)
+      AND NOT EXISTS (SELECT 1 FROM events e WHERE e.app_id = p_app AND e.user_id = p_user AND e.device_id = s.device_id);
+
+    -- Measures of the present no longer count these devices.
+    INSERT INTO device_counts (app_id, lane, state_id, status, platform, os_major, app_version, devices)
+    SELECT app_id, (pg_backend_pid() % 16)::smallint, hashtextextended(state::text, 0), min(status), min(platform),
+           min(os_major), min(app_version), -count(*)
+    FROM device_states WHERE app_id = p_app AND user_id = p_user AND device_id = ANY(gone_devices)
+    GROUP BY app_id, hashtextextended(state::text, 0)
+    ORDER BY 3
+    ON CONFLICT (app_id, lane, state_id) DO UPDATE SET devices = device_counts.devices + excluded.devices;
+    DELETE FROM device_states WHERE app_id = p_app AND user_id = p_user AND device_id = ANY(gone_devices);
+    DELETE FROM streams WHERE app_id = p_app AND user_id = p_user AND device_id = ANY(gone_devices);
+
+    WITH removed AS (
+        DELETE FROM stream_snapshots s
+        WHERE s.app_id = p_app AND s.user_id = p_user
+          AND (s.device_id = ANY(gone_devices)
+               OR (p_snapshot IS NOT NULL AND s.device_id = ANY(p_devices) AND s.archive_id < p_snapshot))
+        RETURNING s.archive_id)
+    DELETE FROM event_archives a
+    USING (SELECT DISTINCT archive_id FROM removed) r
+    WHERE a.id = r.archive_id AND a.kind = 'erasure';
+
+    RETURN ARRAY[erased_events, cardinality(gone_devices)::bigint];
+END
+$$;
+
+-- The "(erased)" fold (SPEC §13): of the app versions given (client text, which can name a
+-- person), those that only erased devices reported have their counters moved into the group
+-- "(erased)", in every table of counters that names a version. A version is kept while a device
+-- of the app is in a state with it now (the maintained counts), or while any of its counters
+-- is more than the erasures' counters of it (a device not erased counted there; counters of
+-- archived events cannot be told apart by person, and keep the version too). The caller holds
+-- the analytics rollup's lock, so that no counter moves meanwhile. Returns the versions folded.
+CREATE FUNCTION locgate_fold_erased_app_versions(p_app uuid, p_candidates text[]) RETURNS integer
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
+DECLARE
+    folded text[];
+BEGIN
+    SELECT coalesce(array_agg(c.v ORDER BY c.v), '{}') INTO folded
+    FROM (SELECT DISTINCT v FROM unnest(p_candidates) AS u(v)) c
+    WHERE c.v NOT IN ('(erased)', 'unknown')
+      AND NOT EXISTS (
+          SELECT 1 FROM device_counts d
+          WHERE d.app_id = p_app AND d.app_version = c.v
+          GROUP BY d.state_id HAVING sum(d.devices) <> 0)
+      AND NOT EXISTS (
+          SELECT 1
+          FROM (SELECT platform, os_major, metric, key, sum(count) AS n FROM analytics_totals
+                WHERE app_id = p_app AND app_version = c.v GROUP BY 1, 2, 3, 4) t
+          FULL JOIN (SELECT platform, os_major, metric, key, sum(count) AS n FROM erasure_rollups
+                     WHERE app_id = p_app AND app_version = c.v GROUP BY 1, 2, 3, 4) e
+            USING (platform, os_major, metric, key)
+          WHERE coalesce(t.n, 0) <> coalesce(e.n, 0));
+    IF cardinality(folded) = 0 THEN
+        RETURN 0;
+    END IF;
+
+    WITH moved AS (
+        DELETE FROM analytics_rollups WHERE app_id = p_app AND app_version = ANY(folded)
+        RETURNING day, platform, os_major, metric, key, count)
+    INSERT INTO analytics_rollups (app_id, day, platform, os_major, app_version, metric, key, count)
+    SELECT p_app, day, platform, os_major, '(erased)', metric, key, sum(count)
+    FROM moved GROUP BY day, platform, os_major, metric, key
+    ON CONFLICT (app_id, metric, day, platform, os_major, app_version, key)
+    DO UPDATE SET count = analytics_rollups.count + excluded.count;
+
+    WITH moved AS (
+        DELETE FROM analytics_totals WHERE app_id = p_app AND app_version = ANY(folded)
+        RETURNING platform, os_major, metric, key, count)
+    INSERT INTO analytics_totals (app_id, platform, os_major, app_version, metric, key, count)
+    SELECT p_app, platform, os_major, '(erased)', metric, key, sum(count)
+    FROM moved GROUP BY platform, os_major, metric, key
+    ON CONFLICT (app_id, metric, platform, os_major, app_version, key)
+    DO UPDATE SET count = analytics_totals.count + excluded.count;
+
+    WITH moved AS (
+        DELETE FROM erasure_rollups WHERE app_id = p_app AND app_version = ANY(folded)
+        RETURNING erasure_id, day, platform, os_major, metric, key, count)
+    INSERT INTO erasure_rollups (erasure_id, app_id, day, platform, os_major, app_version, metric, key, count)
+    SELECT erasure_id, p_app, day, platform, os_major, '(erased)', metric, key, sum(count)
+    FROM moved GROUP BY erasure_id, day, platform, os_major, metric, key
+    ON CONFLICT (erasure_id, app_id, metric, day, platform, os_major, app_version, key)
+    DO UPDATE SET count = erasure_rollups.count + excluded.count;
+
+    WITH moved AS (
+        DELETE FROM archived_rollups WHERE app_id = p_app AND app_version = ANY(folded)
+        RETURNING archive_id, day, platform, os_major, metric, key, count)
+    INSERT INTO archived_rollups (archive_id, app_id, day, platform, os_major, app_version, metric, key, count)
+    SELECT archive_id, p_app, day, platform, os_major, '(erased)', metric, key, sum(count)
+    FROM moved GROUP BY archive_id, day, platform, os_major, metric, key
+    ON CONFLICT (archive_id, app_id, metric, day, platform, os_major, app_version, key)
+    DO UPDATE SET count = archived_rollups.count + excluded.count;
+
+    RETURN cardinality(folded);
+END
+$$;
+
+-- Statistics after erasures also cover the erasures' own work rows and the counters a fold
+-- relabelled, so that no sampled value keeps an id or a folded version.
+CREATE OR REPLACE FUNCTION locgate_analyze_after_erasure() RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
+BEGIN
+    ANALYZE streams;
+    ANALYZE device_states;
+    ANALYZE stream_snapshots;
+    ANALYZE archive_keys;
+    ANALYZE erasure_work;
+    ANALYZE erasure_devices;
+    ANALYZE erasure_rollups;
+    ANALYZE analytics_rollups;
+    ANALYZE analytics_totals;
+    ANALYZE archived_rollups;
+    ANALYZE events;
+END
+$$;
+
+REVOKE ALL ON FUNCTION locgate_erase_user_page(uuid, text, text[], bigint[], text[], bigint) FROM PUBLIC;
+REVOKE ALL ON FUNCTION locgate_fold_erased_app_versions(uuid, text[]) FROM PUBLIC;
+
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'locgate_service') THEN
+        GRANT SELECT, INSERT, UPDATE ON erasure_turns TO locgate_service;
+        GRANT SELECT, INSERT, DELETE ON erasure_devices TO locgate_service;
+        -- A page adds its counters to the erasure's (INSERT ... ON CONFLICT DO UPDATE).
+        GRANT UPDATE ON erasure_rollups TO locgate_service;
+        GRANT EXECUTE ON FUNCTION locgate_erase_user_page(uuid, text, text[], bigint[], text[], bigint) TO locgate_service;
+        GRANT EXECUTE ON FUNCTION locgate_fold_erased_app_versions(uuid, text[]) TO locgate_service;
+    END IF;
+END
+$$;
+
+"""#
+        ),
+    ]
+}

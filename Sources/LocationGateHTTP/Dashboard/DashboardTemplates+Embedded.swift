@@ -1,0 +1,187 @@
+// Generated from Sources/LocationGateHTTP/Dashboard/Templates/*.mustache (see Deploy/embed): do not edit; generate it again
+// after changing one of those files. A test fails while this file and the folder differ.
+
+/// Every `.mustache` file of `Templates`: its name and its text, byte for byte, in file-name
+/// order. `DashboardTemplates.bundled` parses them.
+enum EmbeddedTemplates {
+    static let files: [(name: String, text: String)] = [
+        (
+            name: "device.mustache",
+            text: #"""
+{{! A device (DashboardPage.View with its Device): the timeline, the state as of a version with
+    its service sessions and diagnostics, then who it is and the versions to see it as of. }}
+{{<layout}}
+{{$content}}
+{{#sections}}{{>section}}{{/sections}}
+{{#device}}<p class="muted">User <code>{{userID}}</code>, device <code>{{deviceID}}</code>. {{#truncated}}The first 1,000 events are shown. {{/truncated}}Inferred answers (O2) are marked <span class="inferred">inferred</span>.</p><p>State as of version: {{#versions}}{{^first()}} {{/first()}}<a href="?version={{.}}">{{.}}</a>{{/versions}}{{^versions}}no events{{/versions}}</p>{{/device}}
+{{/content}}
+{{/layout}}
+
+"""#
+        ),
+        (
+            name: "escalation.mustache",
+            text: #"""
+{{! Escalation (DashboardPage.View): the filters, then the escalation funnel, chart and table. }}
+{{<layout}}
+{{$content}}
+{{#filters}}{{>filters}}{{/filters}}
+{{#sections}}{{>section}}{{/sections}}
+{{/content}}
+{{/layout}}
+
+"""#
+        ),
+        (
+            name: "features.mustache",
+            text: #"""
+{{! Features (DashboardPage.View): devices with each feature enabled now, chart and table; no
+    time filters (the catalog and the devices as they are). }}
+{{<layout}}
+{{$content}}
+{{#sections}}{{>section}}{{/sections}}
+{{/content}}
+{{/layout}}
+
+"""#
+        ),
+        (
+            name: "filters.mustache",
+            text: #"""
+{{! The filters of a page (DashboardPage.FiltersView): a GET form to the page itself, so a view
+    is an address that can be shared. }}
+<form class="filters" method="get" action="{{action}}">
+<label>From<input type="date" name="from" value="{{from}}"></label>
+<label>To<input type="date" name="to" value="{{to}}"></label>
+{{#offersGroupBy}}<label>Group by<select name="groupBy">{{#groupOptions}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{label}}</option>{{/groupOptions}}</select></label>{{/offersGroupBy}}
+<label>Platform<select name="platform">{{#platformOptions}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{label}}</option>{{/platformOptions}}</select></label>
+<button type="submit">Apply</button></form>
+
+"""#
+        ),
+        (
+            name: "layout.mustache",
+            text: #"""
+{{! The document around every page: its head and styles (inline: the Content-Security-Policy
+    allows nothing from outside and no script), the header with the navigation and the sign-out
+    form once signed in, and the page's own markup in the block named content. Every page
+    template starts with the layout and fills that block. }}
+<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{layout.title}} · LocationGate</title>
+<style>*{box-sizing:border-box}body{margin:0;font:15px/1.45 system-ui,-apple-system,sans-serif;color:#1c2430;background:#f6f7f9}
+header{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:center;padding:.6rem 1rem;background:#1c2430;color:#fff}
+nav{display:flex;flex-wrap:wrap;gap:.2rem .8rem;align-items:center}nav a{color:#cfd8e3;text-decoration:none}
+nav a.active{color:#fff;font-weight:600}.signout{display:inline;margin:0}.signout button{font:inherit;font-size:.85rem}
+main{max-width:70rem;margin:0 auto;padding:1rem}h1{font-size:1.4rem;margin:.2rem 0 1rem}h2{font-size:1.1rem;margin:1.6rem 0 .5rem}
+section{background:#fff;border:1px solid #dde2e8;border-radius:6px;padding:.8rem;margin-bottom:1rem;min-width:0}
+.scroll{overflow-x:auto;max-width:100%}table{border-collapse:collapse;font-size:.85rem;min-width:100%}
+th,td{border-bottom:1px solid #e5e9ee;padding:.3rem .5rem;text-align:left;vertical-align:top}
+td.n{text-align:right;font-variant-numeric:tabular-nums}svg{display:block;width:100%;height:auto;max-width:46rem}
+form.filters{display:flex;flex-wrap:wrap;gap:.5rem;align-items:end;margin-bottom:1rem}
+form.filters label{display:flex;flex-direction:column;font-size:.8rem}input,select,button{font:inherit;max-width:100%}
+.csv{font-size:.8rem}.muted{color:#667085}.inferred{color:#8a4b00;font-weight:600}.error{color:#b42318}
+code{font-size:.8rem;word-break:break-all}</style></head>
+<body><header><strong>LocationGate</strong><nav>{{#layout.navigation}}<a href="{{href}}"{{#active}} class="active"{{/active}}>{{label}}</a>{{/layout.navigation}}{{#layout.signedIn}}<form method="post" action="/dashboard/signout" class="signout"><button type="submit">Sign out</button></form>{{/layout.signedIn}}</nav></header>
+<main><h1>{{layout.title}}</h1>{{$content}}{{/content}}</main></body></html>
+
+"""#
+        ),
+        (
+            name: "message.mustache",
+            text: #"""
+{{! A page that only says what was wrong (MessageView): bad filters, a malformed device search. }}
+{{<layout}}
+{{$content}}
+<p class="error">{{message}}</p>{{#back}}<p><a href="/dashboard">Back</a></p>{{/back}}
+{{/content}}
+{{/layout}}
+
+"""#
+        ),
+        (
+            name: "overview.mustache",
+            text: #"""
+{{! The overview (DashboardPage.View): the filters, devices by status, grant and Always rates per
+    prompt, the trend, and the device search. }}
+{{<layout}}
+{{$content}}
+{{#filters}}{{>filters}}{{/filters}}
+{{#sections}}{{>section}}{{/sections}}
+<h2>Find a device</h2><form class="filters" method="get" action="/dashboard/device">
+<label>User id<input name="user" required></label><label>Device id<input name="device" required></label>
+<button type="submit">Open</button></form>
+{{/content}}
+{{/layout}}
+
+"""#
+        ),
+        (
+            name: "prompts.mustache",
+            text: #"""
+{{! Prompts (DashboardPage.View): the filters, then prompts grouped as the filters say, chart and table. }}
+{{<layout}}
+{{$content}}
+{{#filters}}{{>filters}}{{/filters}}
+{{#sections}}{{>section}}{{/sections}}
+{{/content}}
+{{/layout}}
+
+"""#
+        ),
+        (
+            name: "section.mustache",
+            text: #"""
+{{! One chart with its table (DashboardPage.SectionView). The chart is the one value any template
+    writes unescaped (triple mustache): an SVGChart.Markup, which only SVGChart makes, from
+    numbers it formats and labels it escapes itself. Nothing else may be written that way. }}
+<section>{{{chart}}}{{#table}}{{>table}}{{/table}}</section>
+
+"""#
+        ),
+        (
+            name: "settings.mustache",
+            text: #"""
+{{! Settings (DashboardPage.View): the filters, then Settings changes, chart and table. }}
+{{<layout}}
+{{$content}}
+{{#filters}}{{>filters}}{{/filters}}
+{{#sections}}{{>section}}{{/sections}}
+{{/content}}
+{{/layout}}
+
+"""#
+        ),
+        (
+            name: "signin.mustache",
+            text: #"""
+{{! The sign-in form (SignInView), with the reason of a refused sign-in above it. }}
+{{<layout}}
+{{$content}}
+{{#error}}<p class="error">{{.}}</p>{{/error}}<section><form method="post" action="/dashboard/signin">
+<p><label>App key (read or admin scope)<br><input name="key" type="password" autocomplete="off" size="48" required></label></p>
+<p><button type="submit">Sign in</button></p></form></section>
+{{/content}}
+{{/layout}}
+
+"""#
+        ),
+        (
+            name: "table.mustache",
+            text: #"""
+{{! A table (DashboardTable.View) with its CSV link. A number keeps the analytics API's exact
+    value in data-value; a marked cell is an inferred answer. Cells hold no markup: every text
+    is escaped here, whatever a client sent. }}
+<h2>{{title}}</h2><p class="csv"><a href="{{csvHref}}">CSV</a></p><div class="scroll"><table id="{{id}}"><thead><tr>{{#columns}}<th>{{.}}</th>{{/columns}}</tr></thead><tbody>
+{{#rows}}
+<tr>{{#cells}}{{#isNumber}}<td class="n" data-value="{{value}}">{{text}}</td>{{/isNumber}}{{^isNumber}}<td>{{#marked}}<span class="inferred">{{text}}</span>{{/marked}}{{^marked}}{{text}}{{/marked}}</td>{{/isNumber}}{{/cells}}</tr>
+{{/rows}}
+{{^rows}}
+<tr><td colspan="{{columnCount}}" class="muted">No data for these filters.</td></tr>
+{{/rows}}
+</tbody></table></div>
+
+"""#
+        ),
+    ]
+}
