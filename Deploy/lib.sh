@@ -77,11 +77,15 @@ cluster_start() {
             echo "listen_addresses = '127.0.0.1'"
             echo "port = $port"
             echo "unix_socket_directories = '$dir/socket'"
-            echo "max_connections = 200"
             if [ "$mode" = fast ]; then
+                # The test suites run in parallel, each with a pool of its own, beside real
+                # `locgate serve` processes with theirs.
+                echo "max_connections = 600"
                 echo "fsync = off"
                 echo "synchronous_commit = off"
                 echo "full_page_writes = off"
+            else
+                echo "max_connections = 200"
             fi
         } | as_pg_owner tee -a "$dir/pgdata/postgresql.conf" >/dev/null
     fi

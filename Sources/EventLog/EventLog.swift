@@ -10,10 +10,11 @@ import PostgresClient
 ///   stream's head, read under that lock.
 /// - A batch is atomic: one transaction, all or nothing.
 /// - Idempotency is checked once the batch's streams are locked, before anything is written:
-///   an id the app already stored, in any partition, returns the stored result. Two retries
-///   that race take turns on the stream's lock, so the second finds the first's event; one
-///   that still reaches the insert hits the partition's unique index, and the append is run
-///   again and reads the stored result.
+///   an id the app already stored, in any partition, returns the stored result when the
+///   event is the same (user, device, type, stored data, occurredAt), and is an
+///   `idConflict` when it is not. Two retries that race take turns on the stream's lock, so
+///   the second finds the first's event; one that still reaches the insert hits the
+///   partition's unique index, and the append is run again and reads the stored result.
 /// - The global order is `(tx_id, position)`, read only below the oldest running transaction,
 ///   so no reader ever skips an event that a slower transaction commits late.
 public struct EventLog: Sendable {
@@ -104,6 +105,13 @@ public struct EventLog: Sendable {
                 id: id, userID: try row.decode(1), deviceID: try row.decode(2), version: try row.decode(3),
                 outcome: try row.decodeIfPresent(4), duplicate: true)
         }
+        // 2b. An id stored with other content is a conflict, not a duplicate (SPEC §14). Only
+        //     ids found stored are compared, in a statement of their own: an append of new
+        //     events (nearly all of them) pays nothing for it.
+        if !duplicates.isEmpty,
+           let conflict = try firstIDConflict(appID: appID, events: events, stored: duplicates, on: connection) {
+            throw EventLogError.idConflict(index: conflict.index, id: events[conflict.index].id, field: conflict.field)
+        }
         // 3. Group the new events by stream, in batch order.
         var order: [StreamKey] = []
         var byStream: [StreamKey: [(index: Int, event: NewEvent)]] = [:]
@@ -185,6 +193,38 @@ public struct EventLog: Sendable {
             }
         }
         return results
+    }
+
+    /// The first event of the batch (by index) whose id is stored with other content, and the
+    /// first field that differs, in the order `userId`, `deviceId`, `type`, `data`,
+    /// `occurredAt`; nil when every stored id holds the same event. PostgreSQL compares: `data`
+    /// as `jsonb` (the stored form against the stored form of the submission) and `occurredAt`
+    /// as an instant, each bound exactly as the insert binds it.
+    static func firstIDConflict(
+        appID: UUID, events: [NewEvent], stored: [UUID: AppendResult], on connection: PostgresConnection
+    ) throws -> (index: Int, field: String)? {
+        let found = events.indices.filter { stored[events[$0].id] != nil }
+        guard !found.isEmpty else { return nil }
+        let rows = try connection.query(
+            """
+            SELECT i.n, CASE WHEN e.user_id <> i.u THEN 'userId' WHEN e.device_id <> i.d THEN 'deviceId'
+                             WHEN e.type <> i.t THEN 'type' WHEN e.data <> i.j THEN 'data' ELSE 'occurredAt' END
+            FROM unnest(\(PostgresArray(found.map { Int64($0) })), \(PostgresArray(found.map { events[$0].id })),
+                        \(PostgresArray(found.map { events[$0].userID })), \(PostgresArray(found.map { events[$0].deviceID })),
+                        \(PostgresArray(found.map { events[$0].type })), \(PostgresArray(json: found.map { events[$0].data })),
+                        \(PostgresArray(found.map { events[$0].occurredAt }))) AS i(n, id, u, d, t, j, o)
+            CROSS JOIN LATERAL (
+                SELECT user_id, device_id, type, data, occurred_at FROM events
+                WHERE app_id = \(appID) AND event_id = i.id LIMIT 1) AS e
+            WHERE e.user_id <> i.u OR e.device_id <> i.d OR e.type <> i.t OR e.data <> i.j OR e.occurred_at <> i.o
+            ORDER BY i.n LIMIT 1
+            """)
+        guard let row = rows.first else { return nil }
+        let index: Int64 = try row.decode(0)
+        let field: String = try row.decode(1)
+        // `n` is one of `found`, so an index of `events`.
+        guard let position = Int(exactly: index), events.indices.contains(position) else { return nil }
+        return (position, field)
     }
 
     /// The streams' versions, read under their locks (`lock(_:on:)`), which keep them stable

@@ -94,6 +94,9 @@ public struct StreamAppend: Sendable {
 public enum EventLogError: Error, Sendable, CustomStringConvertible {
     /// `expectedVersion` did not match (409 `versionConflict`).
     case versionConflict(index: Int, stream: StreamKey, expected: Int64, actual: Int64)
+    /// The event's id is stored already with other content (409 `idConflict`): `field` names
+    /// the first that differs (`userId`, `deviceId`, `type`, `data`, `occurredAt`).
+    case idConflict(index: Int, id: UUID, field: String)
     /// The projector refused an event; nothing of the batch was stored.
     case rejected(index: Int, reason: any Error & Sendable)
     /// The database failed (503 `databaseUnavailable` when unreachable).
@@ -104,6 +107,8 @@ public enum EventLogError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .versionConflict(_, let stream, let expected, let actual):
             .versionConflict(index: index, stream: stream, expected: expected, actual: actual)
+        case .idConflict(_, let id, let field):
+            .idConflict(index: index, id: id, field: field)
         case .rejected(_, let reason):
             .rejected(index: index, reason: reason)
         case .database:
@@ -115,6 +120,8 @@ public enum EventLogError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .versionConflict(let index, let stream, let expected, let actual):
             "event \(index): stream \(stream) is at version \(actual), not the expected \(expected)"
+        case .idConflict(let index, let id, let field):
+            "event \(index): id \(id.lowercasedText) is stored already with other content (its \(field) differs)"
         case .rejected(let index, let reason):
             "event \(index): \(reason)"
         case .database(let error):

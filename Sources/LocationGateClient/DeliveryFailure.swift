@@ -2,11 +2,11 @@ import LocationAuthorization
 
 /// An event the server refused for good, now dropped from the queue.
 ///
-/// A refusal of one event (422 `validationFailed` or `ruleViolation`, 409 `versionConflict`,
-/// SPEC §5) will be refused again however often it is sent, and a rejected event rejects its
-/// whole batch: keeping it would block every event behind it. So the sender drops it, sends the
-/// rest, and reports it here for the app to log. With events built by `EventRecorder` this
-/// means the server's rules and the device disagree, which is worth a look.
+/// A refusal of one event (422 `validationFailed` or `ruleViolation`, 409 `versionConflict` or
+/// `idConflict`, SPEC §5) will be refused again however often it is sent, and a rejected event
+/// rejects its whole batch: keeping it would block every event behind it. So the sender drops
+/// it, sends the rest, and reports it here for the app to log. With events built by
+/// `EventRecorder` this means the server's rules and the device disagree, which is worth a look.
 ///
 /// Only the server's own JSON error drops an event: a 4xx whose body is anything else (a
 /// proxy's page) is retried.

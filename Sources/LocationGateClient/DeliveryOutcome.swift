@@ -27,9 +27,10 @@ enum DeliveryOutcome: Sendable, Hashable {
 
     /// The codes of SPEC §5 that mean the batch itself is wrong, and will be refused again
     /// however often it is sent: `malformedJSON` and `invalidRequest` (400), `versionConflict`
-    /// (409), `tooLarge` (413), `validationFailed` and `ruleViolation` (422).
+    /// and `idConflict` (409: the event's id is stored with other content), `tooLarge` (413),
+    /// `validationFailed` and `ruleViolation` (422).
     static let refusalCodes: Set<String> = [
-        "malformedJSON", "invalidRequest", "versionConflict", "tooLarge", "validationFailed", "ruleViolation",
+        "malformedJSON", "invalidRequest", "versionConflict", "idConflict", "tooLarge", "validationFailed", "ruleViolation",
     ]
 
     /// - Parameter sent: the ids of the batch's events, in the order sent.

@@ -22,7 +22,7 @@ import FoundationNetworking
 ///   exponential backoff with full jitter (`RetryPolicy`). So is a failure with no answer, a
 ///   3xx (redirects are not followed), and a 2xx or 4xx whose body is not the server's.
 /// - 400, 409, 413, 422 whose body is the server's error with a code that says the batch is
-///   wrong (`malformedJSON`, `invalidRequest`, `versionConflict`, `tooLarge`,
+///   wrong (`malformedJSON`, `invalidRequest`, `versionConflict`, `idConflict`, `tooLarge`,
 ///   `validationFailed`, `ruleViolation`): a refusal that will not change. With `error.index`
 ///   that event is dropped and reported on `failures`, and the rest are sent; without one the
 ///   batch is halved until the culprit is named or alone.

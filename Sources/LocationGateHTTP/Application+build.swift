@@ -50,6 +50,9 @@ public struct ServerConfiguration: Sendable {
     public var maxConnections = 16_000
     /// How often this server runs the retention schedule (`locgate serve --retention-interval`).
     public var retentionInterval: Duration = .seconds(3600)
+    /// `locgate serve --access-log`: one JSON line per request on standard error
+    /// (`AccessLogMiddleware`). Off by default.
+    public var accessLog = false
 
     public init() {}
 }
@@ -78,6 +81,8 @@ public func buildRouter(
     registry: PrometheusCollectorRegistry?
 ) -> Router<AppRequestContext> {
     let router = Router(context: AppRequestContext.self)
+    // First, so that its line has the status every other middleware settled.
+    if configuration.accessLog { router.add(middleware: AccessLogMiddleware()) }
     router.add(middleware: ErrorBodyMiddleware())
     router.add(middleware: RequestMetricsMiddleware())
     let routes = RouteTable(router: router)
@@ -98,15 +103,23 @@ public func buildRouter(
         limiter = RateLimiter(requestsPerSecond: rate, burst: configuration.rateLimitBurst ?? rate)
     }
     if let limiter { keyed.append(RateLimitMiddleware(limiter: limiter)) }
-    let v1 = routes.group("/v1", router: router, middleware: keyed)
-    let ofrepRoutes = routes.group("/ofrep/v1", router: router, catchAll: true, middleware: [OFREPErrorMiddleware()] + keyed)
-    let ofrep = OFREPRoutes(service: service, streams: streams)
+    // The areas: each a group with its middleware, the API's parts added to it as route
+    // collections, each with its scope groups inside and the one face of the service it calls.
     HealthRoutes(service: service, follower: follower, registry: registry, streams: streams).register(on: routes)
-    APIRoutes(service: service).register(on: v1)
-    ErasureRoutes(service: service).register(on: v1)
-    RetentionRoutes(service: service).register(on: v1)
-    ofrep.register(on: ofrepRoutes)
-    StreamRoutes(service: service, streams: streams, ofrep: ofrep).register(v1: v1, ofrep: ofrepRoutes)
+    let v1 = routes.group("/v1", router: router, middleware: keyed)
+    v1.add(CatalogRoutes(catalog: service).collection)
+    v1.add(EventRoutes(ingest: service).collection)
+    v1.add(GateRoutes(gates: service).collection)
+    v1.add(HistoryRoutes(history: service).collection)
+    v1.add(AnalyticsRoutes(analytics: service).collection)
+    v1.add(ChangeFeedRoutes(feed: service, streams: streams).collection)
+    v1.add(ErasureRoutes(service: service).collection)
+    v1.add(RetentionRoutes(service: service).collection)
+    v1.add(ExportRoutes(service: service).collection)
+    v1.add(AdminRoutes(service: service).collection)
+    let ofrep = routes.group("/ofrep/v1", router: router, catchAll: true, middleware: [OFREPErrorMiddleware()] + keyed)
+    ofrep.add(OFREPRoutes(ofrep: service, streams: streams).collection)
+    ofrep.add(OFREPStreamRoutes(ofrep: service, hints: service, streams: streams).collection)
     DashboardRoutes(service: service, configuration: configuration, limiter: limiter, failures: failures).register(on: routes, router: router)
     routes.get("/hello") { _, _ in
         // The trivial JSON route the benchmarks compare gates against.

@@ -4,7 +4,8 @@ import Hummingbird
 import LocationGateService
 
 /// Reads `Authorization: Bearer KEY` (and, for OFREP, `X-API-Key`), and resolves it to the
-/// admin token or an app key. Routes then require what they need with `require(_:)`.
+/// admin token or an app key. Route groups then require what their routes need
+/// (`RequireScope`, which `require(_:)` answers for).
 ///
 /// SPEC §5 "Resources": failed authentications are throttled, but a valid key is never refused
 /// because others sent invalid ones, and the work invalid keys cause is bounded. So every token
@@ -112,10 +113,12 @@ struct AuthenticationMiddleware: RouterMiddleware {
 }
 
 /// What an endpoint needs of its caller.
-enum Requirement {
+enum Requirement: Sendable {
     case ingest
     case read
     case admin
+    /// Any of the app's keys, whatever its scope.
+    case anyKey
 }
 
 extension AppRequestContext {
@@ -131,6 +134,7 @@ extension AppRequestContext {
         case .ingest: allowed = identity.scope == .ingest || identity.scope == .admin
         case .read: allowed = identity.scope == .read || identity.scope == .admin
         case .admin: allowed = identity.scope == .admin
+        case .anyKey: allowed = true
         }
         guard allowed else {
             throw APIError(.forbidden, "a key with scope \(identity.scope.rawValue) may not do this")

@@ -4,15 +4,21 @@ import Hummingbird
 import LocationAuthorization
 import LocationGateService
 
-/// Erasure (SPEC §13): `DELETE /v1/users/{u}` starts one, `GET /v1/erasures/{id}` follows it.
-/// Both take the app's admin key. Logs and metrics name the route template, never the ids. An
-/// app with too many erasures pending gets 429 `rateLimited` with Retry-After.
+/// Erasure (SPEC §13): `DELETE /v1/users/{u}` starts one of a person, `DELETE
+/// /v1/users/{u}/devices/{d}` one of a single device of theirs, `GET /v1/erasures/{id}` follows
+/// either. All take the app's admin key. Logs and metrics name the route template, never the
+/// ids. An app with too many erasures pending gets 429 `rateLimited` with Retry-After.
 struct ErasureRoutes {
-    let service: GateService
+    let service: any ErasureService
 
-    func register(on routes: RouteTable) {
-        routes.delete("/v1/users/:user", use: erase)
-        routes.get("/v1/erasures/:id", use: status)
+    var collection: RouteCollection<AppRequestContext> {
+        let routes = RouteCollection(context: AppRequestContext.self)
+        let admin = routes.scoped(.admin)
+        admin.delete("/v1/users/:user", use: erase)
+        admin.delete("/v1/users/:user/devices/:device", use: eraseDevice)
+        // An erasure's record is 404 to any key but this app's admin key, as an unknown id.
+        routes.scoped(.admin(otherwise: APIError(.notFound, "no such erasure"))).get("/v1/erasures/:id", use: status)
+        return routes
     }
 
     /// Seconds a request refused because the app has too many erasures pending is told to wait.
@@ -26,14 +32,14 @@ struct ErasureRoutes {
     /// 202 with the erasure's id once its record exists; an unknown user gets the same answer,
     /// so that an erasure never tells who exists.
     @Sendable func erase(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try context.require(.admin)
+        let identity = try context.caller()
         let user = context.parameters.get("user") ?? ""
         guard EventSubmission.isValidIdentifier(user) else {
-            throw APIError(.validationFailed, "userId: 1 to 128 characters of A-Z a-z 0-9 . _ : @ -")
+            throw APIError(.validationFailed, "userId: \(EventSubmission.identifierRule)")
         }
         let record: ErasureRecord
         do {
-            record = try await service.requestErasure(appID: identity.appID, userID: user)
+            record = try await service.requestErasure(appID: identity.appID, userID: user, actor: .key(identity.keyID))
         } catch {
             // The app's pending erasures are at their bound: worth asking again once some are done.
             guard error.code == .rateLimited else { throw error }
@@ -42,14 +48,26 @@ struct ErasureRoutes {
         return try JSONResponse.make(.accepted, Accepted(id: record.id.uuidString.lowercased(), status: record.status))
     }
 
+    /// One device of a person: the same answers as a person's erasure (202 once the record
+    /// exists, the same for an unknown device; 403, 422, 429); the person's other devices stay.
+    @Sendable func eraseDevice(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.caller()
+        let user = try PathParameters.identifier(context, "user", field: "userId")
+        let device = try PathParameters.identifier(context, "device", field: "deviceId")
+        let record: ErasureRecord
+        do {
+            record = try await service.requestDeviceErasure(
+                appID: identity.appID, userID: user, deviceID: device, actor: .key(identity.keyID))
+        } catch {
+            guard error.code == .rateLimited else { throw error }
+            throw APIError(error, retryAfter: Self.retryAfterWhenFull)
+        }
+        return try JSONResponse.make(.accepted, Accepted(id: record.id.uuidString.lowercased(), status: record.status))
+    }
+
     /// The erasure's record; 404 for any key but this app's admin key, as for an unknown id.
     @Sendable func status(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity: APIIdentity
-        do {
-            identity = try context.require(.admin)
-        } catch let error as APIError where error.error.code == .forbidden {
-            throw APIError(.notFound, "no such erasure")
-        }
+        let identity = try context.caller()
         guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)),
               let record = try await service.erasure(appID: identity.appID, id: id)
         else { throw APIError(.notFound, "no such erasure") }

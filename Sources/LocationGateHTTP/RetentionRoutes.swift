@@ -4,13 +4,18 @@ import LocationGateService
 
 /// Retention (SPEC §13): `PUT /v1/apps/{appId}/retention` `{"days": N}` sets how many days the
 /// app's events are kept (1 to 36500; null keeps everything, the default), `GET` answers
-/// `{"days"}`. Both take that app's admin key; any other app's id is 404, as an unknown one.
+/// `{"days", "lastRun"}`, `lastRun` being the app's last run that erased events (`{"at", "cut",
+/// "events", "devices"}`, null when none has). Both take that app's admin key; any other app's
+/// id is 404, as an unknown one.
 struct RetentionRoutes {
-    let service: GateService
+    let service: any RetentionService
 
-    func register(on routes: RouteTable) {
-        routes.get("/v1/apps/:appId/retention", use: show)
-        routes.put("/v1/apps/:appId/retention", use: set)
+    var collection: RouteCollection<AppRequestContext> {
+        let routes = RouteCollection(context: AppRequestContext.self)
+        let admin = routes.scoped(.admin)
+        admin.get("/v1/apps/:appId/retention", use: show)
+        admin.put("/v1/apps/:appId/retention", use: set)
+        return routes
     }
 
     /// The answer: `days` is written as null when everything is kept.
@@ -21,6 +26,19 @@ struct RetentionRoutes {
             enum Keys: String, CodingKey { case days }
             var container = encoder.container(keyedBy: Keys.self)
             try container.encode(days, forKey: .days)
+        }
+    }
+
+    /// The answer to GET: the setting and the last run, both written as null when unset.
+    struct Shown: Encodable {
+        var days: Int?
+        var lastRun: LocationGateService.Retention.LastRun?
+
+        func encode(to encoder: any Encoder) throws {
+            enum Keys: String, CodingKey { case days, lastRun }
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode(days, forKey: .days)
+            try container.encode(lastRun, forKey: .lastRun)
         }
     }
 
@@ -46,13 +64,15 @@ struct RetentionRoutes {
 
     @Sendable func show(_ request: Request, context: AppRequestContext) async throws -> Response {
         let appID = try appID(context)
-        return try JSONResponse.make(.ok, Retention(days: try await service.retentionDays(appID: appID)))
+        let days = try await service.retentionDays(appID: appID)
+        return try JSONResponse.make(.ok, Shown(days: days, lastRun: try await service.lastRetentionRun(appID: appID)))
     }
 
     @Sendable func set(_ request: Request, context: AppRequestContext) async throws -> Response {
         let appID = try appID(context)
+        let keyID = try context.caller().keyID
         var request = request
-        let body = try decode(Body.self, try await request.bodyData(limit: 4 * 1024))
+        let body = try ConfigurationBody.decode(Body.self, from: try await request.bodyData(limit: 4 * 1024), shape: ConfigurationBody.retention)
         let days: Int?
         switch body.days {
         case .days(let value) where GateService.retentionRange.contains(value): days = value
@@ -60,13 +80,13 @@ struct RetentionRoutes {
         case .missing, .invalid, .days:
             throw APIError(.validationFailed, "days: a whole number of days from 1 to 36500, or null to keep everything")
         }
-        try await service.setRetentionDays(appID: appID, days: days)
+        try await service.setRetentionDays(appID: appID, days: days, actor: .key(keyID))
         return try JSONResponse.make(.ok, Retention(days: days))
     }
 
     /// The path's app, when it is the admin key's own.
     func appID(_ context: AppRequestContext) throws -> UUID {
-        let identity = try context.require(.admin)
+        let identity = try context.caller()
         guard let appID = context.parameters.get("appId").flatMap(UUID.init(uuidString:)), appID == identity.appID else {
             throw APIError(.notFound, "no such app")
         }

@@ -7,78 +7,141 @@ import LocationGateService
 /// answers both with the same not-found responder; registering the other methods of each path
 /// as routes of their own is what tells them apart.
 ///
-/// A table is the router or one of its groups (`group(_:middleware:)`): an area whose routes
-/// share middleware, such as OFREP's error format. Its 405s are registered in the same group,
-/// so they get the same middleware.
+/// A table is the router or one of its areas (`group(_:router:catchAll:middleware:)`): a
+/// prefix whose routes share middleware, such as the API keys and the rate limit, or OFREP's
+/// error format. An area registers route collections (`add(_:)`, one per part of the API, each
+/// with its scope groups inside) or single routes, in a scope group (`scoped(_:)`) or not. Its
+/// 405s are registered in the area itself, outside every scope group: they get the area's
+/// middleware (keys, rate limit, error format), and a wrong method is a 405 whatever the
+/// caller's scope. The scope groups of an area share its one list of paths, so that a path
+/// whose methods sit in different scope groups (`PUT` and `DELETE` for admin keys, `GET` for
+/// read keys) answers one `Allow` with all of them, in the order they were registered.
 final class RouteTable {
     typealias Handler = @Sendable (Request, AppRequestContext) async throws -> Response
 
-    private let on: (RouterPath, HTTPRequest.Method, @escaping Handler) -> Void
+    /// Where the routes go: the router, an area's group, or a scope group inside one.
+    private enum Target {
+        case router(Router<AppRequestContext>)
+        case group(RouterGroup<AppRequestContext>)
+    }
+
+    /// An area's paths, each with its methods in the order registered.
+    private final class Paths {
+        var entries: [(path: String, methods: [HTTPRequest.Method])] = []
+
+        func add(_ path: String, _ method: HTTPRequest.Method) {
+            if let index = entries.firstIndex(where: { $0.path == path }) {
+                entries[index].methods.append(method)
+            } else {
+                entries.append((path, [method]))
+            }
+        }
+    }
+
+    private let target: Target
+    /// The area's prefix (`/v1`), which every path of the table starts with; empty for the router.
     private let prefix: String
     /// Whether any other path under the prefix is answered 404 inside the group.
     private let catchAll: Bool
-    private var paths: [(path: String, methods: [HTTPRequest.Method])] = []
+    /// The area's paths, shared with its scope groups.
+    private let paths: Paths
+    /// Whether this table registers the 405s of `paths` (an area, not one of its scope groups).
+    private let answersMethods: Bool
     private var groups: [RouteTable] = []
 
-    init(router: Router<AppRequestContext>) {
-        self.prefix = ""
-        self.catchAll = false
-        self.on = { path, method, handler in router.on(path, method: method, use: handler) }
+    convenience init(router: Router<AppRequestContext>) {
+        self.init(target: .router(router), prefix: "", catchAll: false, paths: Paths(), answersMethods: true)
     }
 
-    private init(group: RouterGroup<AppRequestContext>, prefix: String, catchAll: Bool) {
+    private init(target: Target, prefix: String, catchAll: Bool, paths: Paths, answersMethods: Bool) {
+        self.target = target
         self.prefix = prefix
         self.catchAll = catchAll
-        self.on = { path, method, handler in group.on(path, method: method, use: handler) }
+        self.paths = paths
+        self.answersMethods = answersMethods
     }
 
-    /// The routes under `prefix` (registered with their full paths), behind `middleware`, in
-    /// that order. With `catchAll`, any other path under the prefix is a 404 inside the group,
-    /// so that it too gets the group's middleware (OFREP's error format).
+    /// An area: the routes under `prefix` (registered with their full paths), behind
+    /// `middleware`, in that order. With `catchAll`, any other path under the prefix is a 404
+    /// inside the group, so that it too gets the group's middleware (OFREP's error format).
     func group(
         _ prefix: String, router: Router<AppRequestContext>, catchAll: Bool = false,
         middleware: [any RouterMiddleware<AppRequestContext>]
     ) -> RouteTable {
         let group = router.group(RouterPath(prefix)).add(middleware: MiddlewareChain(items: middleware))
-        let table = RouteTable(group: group, prefix: prefix, catchAll: catchAll)
+        let table = RouteTable(target: .group(group), prefix: prefix, catchAll: catchAll, paths: Paths(), answersMethods: true)
         groups.append(table)
         return table
     }
 
-    func get(_ path: String, use handler: @escaping Handler) { add(.get, path, handler) }
-    func post(_ path: String, use handler: @escaping Handler) { add(.post, path, handler) }
-    func put(_ path: String, use handler: @escaping Handler) { add(.put, path, handler) }
-    func delete(_ path: String, use handler: @escaping Handler) { add(.delete, path, handler) }
+    /// The routes of this table that require `scope` of their caller: a group inside it with
+    /// `RequireScope`, whose paths count among this table's for the 405s.
+    func scoped(_ scope: RequireScope) -> RouteTable {
+        let group: RouterGroup<AppRequestContext>
+        switch target {
+        case .router(let router): group = router.scoped(scope)
+        case .group(let parent): group = parent.scoped(scope)
+        }
+        return RouteTable(target: .group(group), prefix: prefix, catchAll: false, paths: paths, answersMethods: false)
+    }
+
+    /// Registers a route collection whose paths are full (`/v1/events`): the part of the API
+    /// one area of the service answers, with its scope groups inside.
+    func add(_ collection: RouteCollection<AppRequestContext>) {
+        Recorder(table: self).addRoutes(collection)
+    }
+
+    func get(_ path: String, use handler: @escaping Handler) { add(.get, RouterPath(path), CallbackResponder(callback: handler)) }
+    func post(_ path: String, use handler: @escaping Handler) { add(.post, RouterPath(path), CallbackResponder(callback: handler)) }
+    func put(_ path: String, use handler: @escaping Handler) { add(.put, RouterPath(path), CallbackResponder(callback: handler)) }
+    func delete(_ path: String, use handler: @escaping Handler) { add(.delete, RouterPath(path), CallbackResponder(callback: handler)) }
 
     /// A full path (`/v1/events`); a group registers it relative to its prefix.
-    private func add(_ method: HTTPRequest.Method, _ path: String, _ handler: @escaping Handler) {
-        precondition(path.hasPrefix(prefix), "\(path) is outside the group \(prefix)")
-        on(RouterPath(relative(path)), method, handler)
-        if let index = paths.firstIndex(where: { $0.path == path }) {
-            paths[index].methods.append(method)
-        } else {
-            paths.append((path, [method]))
+    private func add<Responder: HTTPResponder>(
+        _ method: HTTPRequest.Method, _ path: RouterPath, _ responder: Responder
+    ) where Responder.Context == AppRequestContext {
+        let full = path.description
+        precondition(full == prefix || full.hasPrefix(prefix + "/") || prefix.isEmpty, "\(full) is outside the group \(prefix)")
+        on(RouterPath(relative(full)), method, responder)
+        paths.add(full, method)
+    }
+
+    private func on<Responder: HTTPResponder>(
+        _ path: RouterPath, _ method: HTTPRequest.Method, _ responder: Responder
+    ) where Responder.Context == AppRequestContext {
+        switch target {
+        case .router(let router): router.on(path, method: method, responder: responder)
+        case .group(let group): group.on(path, method: method, responder: responder)
         }
     }
 
-    /// Registers the 405 answers of this table and its groups, and, in a group, a 404 for any
-    /// other path under its prefix (so that it too gets the group's format). Call once every
-    /// route is added.
+    private func addMiddleware(_ middleware: any MiddlewareProtocol<Request, Response, AppRequestContext>) {
+        switch target {
+        case .router(let router): router.add(middleware: middleware)
+        case .group(let group): group.add(middleware: middleware)
+        }
+    }
+
+    /// Registers the 405 answers of this table and its areas, and, in an area with
+    /// `catchAll`, a 404 for any other path under its prefix (so that it too gets the area's
+    /// format). Call once every route is added.
     func registerMethodNotAllowed() {
         let methods: [HTTPRequest.Method] = [.get, .post, .put, .delete, .patch]
-        for (path, allowed) in paths {
-            let allow = allowed.map(\.rawValue).joined(separator: ", ")
-            for method in methods where !allowed.contains(method) {
-                on(RouterPath(relative(path)), method) { request, _ -> Response in
-                    var error = APIError(.methodNotAllowed, "\(request.method.rawValue) is not allowed here; use \(allow)")
-                    error.headers[.allow] = allow
-                    throw error
+        if answersMethods {
+            for (path, allowed) in paths.entries {
+                let allow = allowed.map(\.rawValue).joined(separator: ", ")
+                for method in methods where !allowed.contains(method) {
+                    on(RouterPath(relative(path)), method, CallbackResponder<AppRequestContext> { request, _ -> Response in
+                        var error = APIError(.methodNotAllowed, "\(request.method.rawValue) is not allowed here; use \(allow)")
+                        error.headers[.allow] = allow
+                        throw error
+                    })
                 }
             }
         }
         if catchAll {
             for method in methods {
-                on(RouterPath("**"), method) { _, _ -> Response in throw APIError(.notFound, "no such resource") }
+                on(RouterPath("**"), method, CallbackResponder<AppRequestContext> { _, _ -> Response in throw APIError(.notFound, "no such resource") })
             }
         }
         for group in groups { group.registerMethodNotAllowed() }
@@ -86,6 +149,25 @@ final class RouteTable {
 
     private func relative(_ path: String) -> String {
         prefix.isEmpty ? path : String(path.dropFirst(prefix.count))
+    }
+
+    /// The table as Hummingbird's `RouterMethods`, so that `addRoutes` hands it a collection's
+    /// routes one by one.
+    private struct Recorder: RouterMethods {
+        typealias Context = AppRequestContext
+        let table: RouteTable
+
+        @discardableResult func on<Responder: HTTPResponder>(
+            _ path: RouterPath, method: HTTPRequest.Method, responder: Responder
+        ) -> Self where Responder.Context == Context {
+            table.add(method, path, responder)
+            return self
+        }
+
+        @discardableResult func add(middleware: any MiddlewareProtocol<Request, Response, Context>) -> Self {
+            table.addMiddleware(middleware)
+            return self
+        }
     }
 }
 

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Metrics
 import ServiceLifecycle
+import Synchronization
 
 /// `text/event-stream` responses fed by a producer task through a bounded buffer.
 ///
@@ -9,8 +10,16 @@ import ServiceLifecycle
 /// A reader that leaves `bufferLimit` messages unread is too slow: the producer stops and the
 /// stream ends after what is buffered, rather than buffering without end (a change-feed
 /// client resumes with Last-Event-ID and misses nothing). A graceful shutdown ends every
-/// stream the same way.
+/// stream the same way, after what is buffered, with a retry hint (`retry:`, SSE's
+/// reconnection time): the client reconnects, to another process behind the balancer or to
+/// this one restarted, after `shutdownRetry` rather than at once (SPEC §14).
 enum ServerSentEvents {
+    /// The reconnection time, in milliseconds, a stream ended by a shutdown asks for.
+    static let shutdownRetry = 1000
+
+    /// The field that asks for it, alone in its event (no `data:`, so no message).
+    static var shutdownRetryField: String { "retry: \(shutdownRetry)\n\n" }
+
     /// Where a producer sends.
     struct Sink: Sendable {
         let continuation: AsyncStream<ByteBuffer>.Continuation
@@ -41,6 +50,7 @@ enum ServerSentEvents {
                 if await !produce(Sink(continuation: continuation)) { registry.dropped.increment() }
                 continuation.finish()
             }
+            let shutdown = ShutdownFlag()
             await withGracefulShutdownHandler {
                 for await buffer in buffers {
                     do {
@@ -50,11 +60,27 @@ enum ServerSentEvents {
                     }
                 }
             } onGracefulShutdown: {
+                shutdown.set()
                 continuation.finish()
             }
             producer.cancel()
             slot.release()
+            if shutdown.isSet {
+                // Written here, not buffered: a full buffer would drop it. A client that went
+                // away fails the write, which changes nothing.
+                try? await writer.write(ByteBuffer(string: ServerSentEvents.shutdownRetryField))
+            }
             try await writer.finish(nil)
         })
     }
+}
+
+/// Whether a graceful shutdown ended a stream: set by the shutdown handler, read after the
+/// stream's loop.
+private final class ShutdownFlag: Sendable {
+    private let value = Mutex(false)
+
+    func set() { value.withLock { $0 = true } }
+
+    var isSet: Bool { value.withLock { $0 } }
 }

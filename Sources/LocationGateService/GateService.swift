@@ -12,7 +12,10 @@ import ServiceLifecycle
 /// the projection), `Gates/` (decisions from memory, OFREP's user level included), `Audit/`
 /// (history, state as of, replay, verify, archive), `Catalog/` (apps, keys, features),
 /// `Analytics/` and `Push/`. Its database handles stay inside the module: callers get typed
-/// requests and results, never the pool.
+/// requests and results, never the pool. What each part of the HTTP API may call is a narrow
+/// protocol declared in its capability's folder, with this type's conformance beside it
+/// (`EventIngest`, `GateReading`, `OFREPEvaluating`, `HistoryReading`, `AnalyticsReading`,
+/// `CatalogService`, `ChangeFeedReading`, `ErasureService`, `RetentionService`).
 public final class GateService: Sendable {
     let pool: PostgresConnectionPool
     let log: EventLog
@@ -55,6 +58,11 @@ public final class GateService: Sendable {
     /// `server_processes`, and erasures wait for its acknowledgement.
     let followsChanges: Bool
     let rejections = Counter(label: "locgate_event_batches_rejected_total")
+    /// How far ahead of this server's clock an event's `occurredAt` may be (SPEC §14): later is
+    /// a 422 naming `occurredAt`. Nil accepts any time in SPEC §1's range.
+    let maxClockSkew: Duration?
+    /// The bound `locgate serve` applies unless `LOCGATE_MAX_CLOCK_SKEW` says otherwise: 24 hours.
+    public static let defaultMaxClockSkew: Duration = .seconds(86_400)
 
     /// Whether this process's caches may answer (see `CacheCoherence`).
     let coherence: CacheCoherence
@@ -74,11 +82,16 @@ public final class GateService: Sendable {
     ///     counts (`LOCGATE_READ_DATABASE_URL`); nil reads the primary.
     ///   - groupCommits: group-commit transactions in flight at once (`--group-commits`).
     ///   - clock: the clock of group commit's watcher and queue timeout (tests inject one).
+    ///   - maxClockSkew: how far ahead of the server's clock `occurredAt` may be; nil (the
+    ///     command line's own appends, such as `locgate simulate`) takes any time of SPEC §1's
+    ///     range. `locgate serve` passes `defaultMaxClockSkew` or `LOCGATE_MAX_CLOCK_SKEW`.
     public init(
         pool: PostgresConnectionPool, logger: Logger, cacheByteBudget: Int = DeviceStateCache.defaultByteBudget,
         followsChanges: Bool = false, maxQueuedEvents: Int = 20_000, readPool: PostgresConnectionPool? = nil,
-        groupCommits: Int = GateService.defaultGroupCommits, clock: any Clock<Duration> = ContinuousClock()
+        groupCommits: Int = GateService.defaultGroupCommits, clock: any Clock<Duration> = ContinuousClock(),
+        maxClockSkew: Duration? = nil
     ) {
+        self.maxClockSkew = maxClockSkew
         let coherence = CacheCoherence(alwaysFollowing: !followsChanges)
         self.coherence = coherence
         self.followsChanges = followsChanges
@@ -153,6 +166,11 @@ public final class GateService: Sendable {
             return ServiceError(
                 .versionConflict,
                 "stream \(stream.userID)/\(stream.deviceID) is at version \(actual), not the expected \(expected)",
+                index: index)
+        case .idConflict(let index, let id, let field):
+            return ServiceError(
+                .idConflict,
+                "id \(id.lowercasedText) is stored already with other content (its \(field) differs): an id names one event, and a retry sends it unchanged",
                 index: index)
         case .rejected(let index, let reason):
             if let rejection = reason as? AuthorizationRejection {

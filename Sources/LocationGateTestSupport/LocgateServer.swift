@@ -26,17 +26,20 @@ public final class LocgateServer: @unchecked Sendable {
     ///   - arguments: more `serve` options, e.g. `["--idle-timeout", "1"]`.
     ///   - adminToken: `LOCGATE_ADMIN_TOKEN` for the process.
     ///   - captureErrors: keep standard error in `errors` (read it only after the process ends).
+    ///   - logLevel: `--log-level` (`warning` keeps a test's output quiet).
+    ///   - environment: variables for the process besides the test's own (`LOCGATE_...`).
     public init(
         port: Int, databaseURL: String, databaseName: String, arguments: [String] = [], adminToken: String = LocgateServer.adminToken,
-        captureErrors: Bool = false
+        captureErrors: Bool = false, logLevel: String = "warning", environment extra: [String: String] = [:]
     ) throws {
         self.port = port
         process.executableURL = Self.binary
         process.arguments = [
             "serve", "--port", String(port), "--database-url", databaseURL, "--database-name", databaseName,
-            "--log-level", "warning",
+            "--log-level", logLevel,
         ] + arguments
         var environment = ProcessInfo.processInfo.environment
+        environment.merge(extra) { _, new in new }
         environment["LOCGATE_ADMIN_TOKEN"] = adminToken
         process.environment = environment
         process.standardOutput = FileHandle.nullDevice

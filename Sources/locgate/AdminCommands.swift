@@ -16,15 +16,19 @@ struct AppsCommand: AsyncParsableCommand {
         @Argument(help: "The app's name") var name: String
 
         func run() async throws {
-            let created = try await withService(database) { try await $0.apps.create(name: name) }
-            try printJSON(["appId": created.appID.uuidString.lowercased(), "name": name, "apiKey": created.apiKey])
+            let created = try await withService(database) { try await $0.apps.create(name: name, actor: .cli) }
+            try printJSON([
+                "appId": created.appID.uuidString.lowercased(), "name": name, "apiKey": created.apiKey,
+                "keyId": created.keyID.uuidString.lowercased(),
+            ])
         }
     }
 }
 
-/// `locgate keys create --app ID --scope SCOPE`.
+/// `locgate keys create --app ID --scope SCOPE`, `locgate keys list --app ID`.
 struct KeysCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "keys", abstract: "Manage API keys.", subcommands: [Create.self])
+    static let configuration = CommandConfiguration(
+        commandName: "keys", abstract: "Manage API keys.", subcommands: [Create.self, List.self])
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create a key for an app and print it.")
@@ -42,28 +46,20 @@ struct KeysCommand: AsyncParsableCommand {
         func run() async throws {
             guard let appID = UUID(uuidString: app), let keyScope = KeyScope(rawValue: scope) else { return }
             let created = try await withService(database) { [deviceBound] in
-                try await $0.keys.create(appID: appID, scope: keyScope, deviceBound: deviceBound)
+                try await $0.keys.create(appID: appID, scope: keyScope, deviceBound: deviceBound, actor: .cli)
             }
             var printed = ["id": created.id.uuidString.lowercased(), "scope": scope, "key": created.key]
             if let secret = created.tokenSecret { printed["tokenSecret"] = secret }
             try printJSON(printed)
         }
     }
-}
 
-/// `locgate features put KEY --app ID --requires always --service regionMonitoring`.
-struct FeaturesCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "features", abstract: "Manage the feature catalog.", subcommands: [Put.self])
-
-    struct Put: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Create or replace a feature.")
+    /// Prints the app's live keys as `GET /v1/keys` answers them: never a key or its hash.
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List an app's live keys: id, scope, deviceBound, createdAt, lastUsedAt, prefix.")
         @OptionGroup var database: DatabaseOptions
-        @Argument(help: "The feature key") var key: String
         @Option(help: "The app id") var app: String
-        @Option(help: "whenInUse or always") var requires: String
-        @Option(name: .customLong("service"), help: "A service the feature uses (repeatable)") var services: [String] = []
-        @Option(help: "any or full") var accuracy = "any"
-        @Option(help: "What the feature does") var description: String?
 
         func validate() throws {
             guard UUID(uuidString: app) != nil else { throw ValidationError("--app must be an app id (a UUID)") }
@@ -71,20 +67,33 @@ struct FeaturesCommand: AsyncParsableCommand {
 
         func run() async throws {
             guard let appID = UUID(uuidString: app) else { return }
-            struct Definition: Encodable {
-                var requires: String
-                var services: [String]
-                var accuracy: String
-                var description: String?
-            }
-            let body = try JSONEncoder().encode(Definition(requires: requires, services: services, accuracy: accuracy, description: description))
-            let feature: Feature
-            do {
-                feature = try FeatureCatalog.parseDefinition(key: key, body: body)
-            } catch {
-                throw ValidationError(error.message)
-            }
-            let created = try await withService(database) { try await $0.features.put(appID: appID, feature: feature) }
+            let keys = try await withService(database) { try await $0.keys.list(appID: appID) }
+            struct Keys: Encodable { var keys: [APIKeys.Listing] }
+            try printJSON(Keys(keys: keys))
+        }
+    }
+}
+
+/// `locgate features put KEY --app ID --requires always --service regionMonitoring`, and
+/// `locgate features preview` with the same options (`FeatureDefinitionOptions.swift`).
+struct FeaturesCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "features", abstract: "Manage the feature catalog.", subcommands: [Put.self, Preview.self])
+
+    struct Put: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create or replace a feature.")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "The feature key") var key: String
+        @Option(help: "The app id") var app: String
+        @OptionGroup var definition: FeatureDefinitionOptions
+
+        func validate() throws {
+            guard UUID(uuidString: app) != nil else { throw ValidationError("--app must be an app id (a UUID)") }
+        }
+
+        func run() async throws {
+            guard let appID = UUID(uuidString: app) else { return }
+            let feature = try definition.feature(key: key)
+            let created = try await withService(database) { try await $0.features.put(appID: appID, feature: feature, actor: .cli) }
             FileHandle.standardError.write(Data((created ? "created\n" : "replaced\n").utf8))
             try printJSON(feature)
         }

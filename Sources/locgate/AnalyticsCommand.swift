@@ -28,10 +28,7 @@ struct AnalyticsCommand: AsyncParsableCommand {
         guard let kind = AnalyticsQuery.Kind(rawValue: kind), let appID = UUID(uuidString: app) else { return }
         let query: AnalyticsQuery
         do {
-            query = AnalyticsQuery(
-                kind: kind, appID: appID, groupBy: try AnalyticsQuery.parseGroupBy(groupBy),
-                from: try AnalyticsQuery.parseTime(from, "from"), to: try AnalyticsQuery.parseTime(to, "to"),
-                platform: try AnalyticsQuery.parsePlatform(platform))
+            query = try AnalyticsQuery.parse(kind: kind, appID: appID, groupBy: groupBy, from: from, to: to, platform: platform)
         } catch {
             throw ValidationError(error.message)
         }

@@ -10,6 +10,6 @@ struct LocgateCommand: AsyncParsableCommand {
         version: LocgateVersion.text,
         subcommands: [
             ServeCommand.self, MigrateCommand.self, StatusCommand.self, AppsCommand.self, KeysCommand.self,
-            FeaturesCommand.self, SimulateCommand.self, ReplayCommand.self, VerifyCommand.self, ArchiveCommand.self, EraseCommand.self, AnalyticsCommand.self,
+            FeaturesCommand.self, SimulateCommand.self, ReplayCommand.self, VerifyCommand.self, ArchiveCommand.self, EraseCommand.self, ExportCommand.self, RetentionCommand.self, AnalyticsCommand.self,
         ])
 }

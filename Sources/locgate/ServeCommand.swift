@@ -10,9 +10,14 @@ import Logging
 import Metrics
 import PostgresClient
 import Prometheus
+import ServiceLifecycle
+import UnixSignals
 
-/// `locgate serve`: the HTTP API and OFREP. Refuses to start while migrations are pending;
-/// SIGTERM or SIGINT drain in-flight requests and stop (swift-service-lifecycle).
+/// `locgate serve`: the HTTP API and OFREP. Refuses to start while migrations are pending.
+/// SIGTERM or SIGINT (SPEC §14): the server stops taking connections, lets the requests in
+/// flight finish for up to `shutdownGrace`, ends the push streams with a retry hint, logs one
+/// line (`ShutdownNotice`), and stops; what is still running after the grace is cancelled
+/// (swift-service-lifecycle).
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "serve", abstract: "Serve the HTTP API and OFREP.")
 
@@ -36,6 +41,13 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds between runs of the retention schedule (apps with a retention set)") var retentionInterval = 3600
     @Option(help: "Seconds any one database statement may run (PostgreSQL's statement_timeout; default: $LOCGATE_STATEMENT_TIMEOUT, else 15)")
     var statementTimeout: Int?
+    @Flag(help: "Write one JSON line per request (method, route template, status, duration, app id) on standard error")
+    var accessLog = false
+
+    /// How long requests in flight may take to finish after SIGTERM before they are cancelled.
+    static let shutdownGrace: Duration = .seconds(10)
+    /// How long cancelled work may take to end after that before the process stops regardless.
+    static let shutdownCancellation: Duration = .seconds(5)
 
     func run() async throws {
         try await CommandFailure.reporting { try await runCommand() }
@@ -44,7 +56,8 @@ struct ServeCommand: AsyncParsableCommand {
     private func runCommand() async throws {
         CommandLogging.bootstrap(level: database.level)
         let registry = PrometheusCollectorRegistry()
-        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        // Every metric with its HELP text (SPEC §14), names and buckets as swift-prometheus's own.
+        MetricsSystem.bootstrap(DocumentedMetricsFactory(registry: registry))
         let logger = Logger(label: "locgate")
         let environment = ProcessInfo.processInfo.environment
         let timeoutSeconds = statementTimeout ?? environment["LOCGATE_STATEMENT_TIMEOUT"].flatMap(Int.init) ?? 15
@@ -68,6 +81,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.idleTimeout = .seconds(max(1, idleTimeout))
         configuration.retentionInterval = .seconds(max(1, retentionInterval))
         configuration.maxConnections = FileLimit.connections(wanted: max(1, maxConnections), logger: logger)
+        configuration.accessLog = accessLog
         if let token = configuration.adminToken, !token.isEmpty, token.utf8.count < ServerConfiguration.minimumAdminTokenBytes {
             await pool.close()
             throw ValidationError(
@@ -88,11 +102,27 @@ struct ServeCommand: AsyncParsableCommand {
             await pool.close()
             throw ValidationError("--cache-memory: \(budgetText) is not a size such as 256M")
         }
+        let skewText = environment["LOCGATE_MAX_CLOCK_SKEW"].flatMap { $0.isEmpty ? nil : $0 }
+        var maxClockSkew = GateService.defaultMaxClockSkew
+        if let skewText {
+            guard let seconds = Int(skewText), seconds >= 0 else {
+                await pool.close()
+                throw ValidationError("LOCGATE_MAX_CLOCK_SKEW: \(skewText) is not a whole number of seconds such as 86400")
+            }
+            maxClockSkew = .seconds(seconds)
+        }
         let readPool = database.makeReadPool(size: poolSize, statementTimeout: .seconds(timeoutSeconds), logger: logger)
         let service = GateService(pool: pool, logger: logger, cacheByteBudget: budget, followsChanges: true, readPool: readPool,
-            groupCommits: groupCommits)
+            groupCommits: groupCommits, maxClockSkew: maxClockSkew)
         let app = buildApplication(service: service, configuration: configuration, registry: registry, logger: logger)
-        try await app.runService()
+        // The notice last: on SIGTERM a group shuts its services down last first, so the line is
+        // logged as the server stops taking connections, not once it has stopped.
+        var group = ServiceGroupConfiguration(
+            services: [app, ShutdownNotice(logger: logger, grace: Self.shutdownGrace)],
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        group.maximumGracefulShutdownDuration = Self.shutdownGrace
+        group.maximumCancellationDuration = Self.shutdownCancellation
+        try await ServiceGroup(configuration: group).run()
         await readPool?.close()
         await pool.close()
     }

@@ -246,7 +246,7 @@ struct ServerAnswerTests {
         #expect(classify(200, #"{"results": [{"id": "\#(ids[0])"}, {"id": "\#(ids[1])", "duplicate": "yes"}]}"#) == .retry(after: nil))
         #expect(classify(200, "") == .retry(after: nil))
         #expect(classify(301, "", headers: ["Retry-After": "5"]) == .retry(after: nil))
-        for (status, code) in [(400, "malformedJSON"), (400, "invalidRequest"), (409, "versionConflict"), (413, "tooLarge"), (422, "validationFailed"), (422, "ruleViolation")] {
+        for (status, code) in [(400, "malformedJSON"), (400, "invalidRequest"), (409, "versionConflict"), (409, "idConflict"), (413, "tooLarge"), (422, "validationFailed"), (422, "ruleViolation")] {
             #expect(
                 classify(status, #"{"error": {"code": "\#(code)", "message": "m", "index": 1}}"#)
                     == .refuseEvent(index: 1, status: status, code: code, message: "m"))

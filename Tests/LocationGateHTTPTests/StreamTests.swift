@@ -48,8 +48,8 @@ struct StreamTests {
         try await Self.populate(service, appID, devices: 100)
         let (buffers, continuation) = AsyncStream<ByteBuffer>.makeStream(bufferingPolicy: .bufferingOldest(10))
         let kept = await Self.ticking(service) {
-            await StreamRoutes.produceChanges(
-                service: service, reads: StreamReads(limit: 1), appID: appID, from: .start,
+            await ChangeFeedRoutes.produceChanges(
+                feed: service, reads: StreamReads(limit: 1), appID: appID, from: .start,
                 to: ServerSentEvents.Sink(continuation: continuation))
         }
         #expect(!kept)
@@ -70,8 +70,8 @@ struct StreamTests {
         func read(from start: LogPosition, expecting count: Int) async throws -> [String] {
             let (buffers, continuation) = AsyncStream<ByteBuffer>.makeStream(bufferingPolicy: .bufferingOldest(1000))
             let producer = Task {
-                await StreamRoutes.produceChanges(
-                    service: service, reads: StreamReads(limit: 1), appID: appID, from: start,
+                await ChangeFeedRoutes.produceChanges(
+                    feed: service, reads: StreamReads(limit: 1), appID: appID, from: start,
                     to: ServerSentEvents.Sink(continuation: continuation))
             }
             var messages: [String] = []
@@ -87,6 +87,12 @@ struct StreamTests {
         }
         let all = try await read(from: .start, expecting: 120)
         #expect(all.count == 120 && Set(all).count == 120)
+        // Each message carries the status and the effective accuracy after its event.
+        // Location Services off at versions 1 and 3 (denied), on at 2 (notDetermined).
+        #expect(all.allSatisfy { message in
+            let status = message.contains(#""version":2"#) ? "notDetermined" : "denied"
+            return message.contains(#""accuracy":"full""#) && message.contains(#""status":"\#(status)""#)
+        }, "\(all.first ?? "")")
         let ids = all.compactMap { $0.split(separator: "\n").first.map { String($0.dropFirst(4)) } }
         let positions = ids.compactMap(LogPosition.init(eventID:))
         #expect(positions == positions.sorted() && positions.count == 120)
@@ -94,6 +100,15 @@ struct StreamTests {
             let rest = try await read(from: positions[index], expecting: 119 - index)
             #expect(rest == Array(all[(index + 1)...]))
         }
+        // A device the person left at approximate location: its messages say `reduced`.
+        let last = try #require(positions.last)
+        _ = try await service.ingest(appID: appID, submissions: [
+            EventSubmission(
+                id: UUID(), userId: "u", deviceId: "reduced", occurredAt: Date(timeIntervalSince1970: 1_795_341_600),
+                event: .statusObserved(.authorizedWhenInUse, accuracy: .reduced)),
+        ])
+        let reduced = try await read(from: last, expecting: 1)
+        #expect(reduced.first?.contains(#""accuracy":"reduced","deviceId":"reduced","status":"authorizedWhenInUse""#) == true, "\(reduced)")
         await pool.close()
     }
 }

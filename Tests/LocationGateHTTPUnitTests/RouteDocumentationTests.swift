@@ -2,8 +2,9 @@ import Foundation
 import Testing
 
 /// Every route the server registers is a path and method of openapi.yaml, and every path and
-/// method openapi.yaml describes is registered. The routes are found where `RouteTable`
-/// registers them (`routes.get("/v1/...", use: ...)` in Sources/LocationGateHTTP), with their
+/// method openapi.yaml describes is registered. The routes are found where they are registered
+/// with their full paths (`read.get("/v1/...", use: ...)` in a route collection's scope group,
+/// `routes.get("/v1/...", use: ...)` on a `RouteTable`, in Sources/LocationGateHTTP), with their
 /// parameters (`:user`) compared as openapi.yaml's (`{u}`), by position only.
 @Suite("Docs: the routes the server registers are the ones openapi.yaml describes")
 struct RouteDocumentationTests {

@@ -65,7 +65,7 @@ struct ArchiveErasureTests {
         try FileManager.default.copyItem(atPath: directory + "/before.csv", toPath: plain)
 
         // The erasure.
-        let erasure = try await service.requestErasure(appID: appID, userID: person)
+        let erasure = try await service.requestErasure(appID: appID, userID: person, actor: .cli)
         #expect(try await service.performNextErasure())
         try await service.completeErasures()
         #expect(try await service.erasure(appID: appID, id: erasure.id)?.status == "done")
@@ -106,7 +106,7 @@ struct ArchiveErasureTests {
         let service = GateService(pool: pool, logger: TestDatabase.logger)
         let appID = try await TestDatabase.makeApp(pool)
         _ = try await service.ingest(appID: appID, submissions: PopulationSimulator(seed: 3).device(0))
-        let erasure = try await service.requestErasure(appID: appID, userID: "user-0")
+        let erasure = try await service.requestErasure(appID: appID, userID: "user-0", actor: .cli)
         // The lock `locgate archive` holds for its whole run (EventArchive.runLockKey), held
         // on a connection of its own until the test releases it.
         let lockKey = Int64(0x6172_6368_6976_66)

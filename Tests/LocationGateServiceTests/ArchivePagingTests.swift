@@ -86,7 +86,7 @@ struct ArchivePagingTests {
         let pool = try await ArchiveTests.smallPartitions()
         let service = GateService(pool: pool, logger: TestDatabase.logger)
         let appID = try await TestDatabase.makeApp(pool)
-        _ = try await service.features.put(appID: appID, feature: Feature(key: "trip-log", requires: .always, services: [.visits]))
+        _ = try await service.features.put(appID: appID, feature: Feature(key: "trip-log", requires: .always, services: [.visits]), actor: .cli)
         let simulator = PopulationSimulator(seed: 11)
         for start in stride(from: 0, to: 180, by: 30) {
             _ = try await service.ingest(appID: appID, submissions: (start..<(start + 30)).flatMap { simulator.device($0) })

@@ -33,7 +33,7 @@ struct ArchiveTests {
         let pool = try await Self.smallPartitions()
         let service = GateService(pool: pool, logger: TestDatabase.logger)
         let appID = try await TestDatabase.makeApp(pool)
-        _ = try await service.features.put(appID: appID, feature: Feature(key: "trip-log", requires: .always, services: [.visits]))
+        _ = try await service.features.put(appID: appID, feature: Feature(key: "trip-log", requires: .always, services: [.visits]), actor: .cli)
         let simulator = PopulationSimulator(seed: 42)
         var firstBatch: [EventSubmission] = []
         var appended = 0

@@ -89,7 +89,7 @@ struct ErasurePagingTests {
         try await Self.ingest(service, appID, submissions)
         let prompts = try AnalyticsRowsJSON.json(try await service.analytics(AnalyticsQuery(kind: .prompts, appID: appID)))
 
-        let erasure = try await service.requestErasure(appID: appID, userID: person)
+        let erasure = try await service.requestErasure(appID: appID, userID: person, actor: .cli)
         var steps = 0
         var erased: Int64 = 0
         var record = try await Self.record(service, appID, erasure.id)
@@ -150,10 +150,10 @@ struct ErasurePagingTests {
         try await Self.ingest(service, quiet, Self.device(small, "phone", count: 3))
 
         // The flooding app asks first, for its large person and thirty more.
-        let largeErasure = try await service.requestErasure(appID: flooding, userID: large)
+        let largeErasure = try await service.requestErasure(appID: flooding, userID: large, actor: .cli)
         var floods = [largeErasure.id]
-        for index in 0..<30 { floods.append(try await service.requestErasure(appID: flooding, userID: "nobody-\(index)").id) }
-        let first = try await service.requestErasure(appID: quiet, userID: small)
+        for index in 0..<30 { floods.append(try await service.requestErasure(appID: flooding, userID: "nobody-\(index)", actor: .cli).id) }
+        let first = try await service.requestErasure(appID: quiet, userID: small, actor: .cli)
         let steps = try await Self.stepsUntilDone(service, quiet, first.id)
         #expect(steps <= 2, "the quiet app's erasure took \(steps) steps")
         #expect(try await Self.record(service, flooding, floods[0]).status == "pending", "the flooding app's queue is far from drained")
@@ -161,7 +161,7 @@ struct ErasurePagingTests {
 
         // The flooding app keeps the worker busy; the quiet app asks again meanwhile.
         for _ in 0..<3 { #expect(try await service.performNextErasure()) }
-        let second = try await service.requestErasure(appID: quiet, userID: "nobody-quiet")
+        let second = try await service.requestErasure(appID: quiet, userID: "nobody-quiet", actor: .cli)
         let again = try await Self.stepsUntilDone(service, quiet, second.id)
         #expect(again <= 2, "the quiet app's second erasure took \(again) steps")
 
@@ -184,8 +184,8 @@ struct ErasurePagingTests {
         let stuck = Self.personID()
         let other = Self.personID()
         try await Self.ingest(service, appID, Self.device(stuck, "phone", count: 3) + Self.device(other, "phone", count: 3))
-        let failing = try await service.requestErasure(appID: appID, userID: stuck)
-        let passing = try await service.requestErasure(appID: appID, userID: other)
+        let failing = try await service.requestErasure(appID: appID, userID: stuck, actor: .cli)
+        let passing = try await service.requestErasure(appID: appID, userID: other, actor: .cli)
 
         // The person's lock held elsewhere (as by an append that does not finish), on a
         // connection of its own until the test releases it: each step of that erasure waits
@@ -241,22 +241,22 @@ struct ErasurePagingTests {
         service.erasureSettings.maxPendingPerApp = 3
         let appID = try await TestDatabase.makeApp(pool)
         let otherApp = try await TestDatabase.makeApp(pool)
-        for index in 0..<3 { _ = try await service.requestErasure(appID: appID, userID: "user-\(index)") }
+        for index in 0..<3 { _ = try await service.requestErasure(appID: appID, userID: "user-\(index)", actor: .cli) }
 
         var refused: ServiceError?
         do {
-            _ = try await service.requestErasure(appID: appID, userID: "user-3")
+            _ = try await service.requestErasure(appID: appID, userID: "user-3", actor: .cli)
         } catch {
             refused = ServiceError.from(error)
         }
         #expect(refused?.code == .rateLimited, "\(String(describing: refused))")
         #expect(try await Self.count(pool, "SELECT count(*) FROM erasures WHERE app_id = \(appID)") == 3)
         // The bound is per app.
-        _ = try await service.requestErasure(appID: otherApp, userID: "user-0")
+        _ = try await service.requestErasure(appID: otherApp, userID: "user-0", actor: .cli)
 
         while try await service.performNextErasure() {}
         #expect(try await service.completeErasures() == 4)
-        let accepted = try await service.requestErasure(appID: appID, userID: "user-3")
+        let accepted = try await service.requestErasure(appID: appID, userID: "user-3", actor: .cli)
         #expect(accepted.status == "pending")
         await pool.close()
     }
@@ -279,7 +279,7 @@ struct ErasurePagingTests {
         try await Self.ingest(service, appID, submissions)
         #expect(try await Self.answeredByVersion(service, appID) == [own: 1, "shared-2.0": 2, "kept-3.0": 1])
 
-        let first = try await service.requestErasure(appID: appID, userID: person)
+        let first = try await service.requestErasure(appID: appID, userID: person, actor: .cli)
         _ = try await Self.stepsUntilDone(service, appID, first.id)
         #expect(try await Self.answeredByVersion(service, appID) == ["(erased)": 1, "shared-2.0": 2, "kept-3.0": 1])
         for table in ["analytics_rollups", "analytics_totals", "erasure_rollups", "archived_rollups"] {
@@ -289,7 +289,7 @@ struct ErasurePagingTests {
         try await Self.verify(pool, appID)
 
         // The other reporter of "shared-2.0" erased too: no device left reports it.
-        let second = try await service.requestErasure(appID: appID, userID: other)
+        let second = try await service.requestErasure(appID: appID, userID: other, actor: .cli)
         _ = try await Self.stepsUntilDone(service, appID, second.id)
         #expect(try await Self.answeredByVersion(service, appID) == ["(erased)": 3, "kept-3.0": 1])
         try await Self.verify(pool, appID)

@@ -19,9 +19,9 @@ struct KeyCacheTests {
         let pool = try await TestDatabase.pool(size: 2)
         let keys = APIKeys(pool: pool)
         let appID = try await TestDatabase.makeApp(pool)
-        let cached = try await keys.create(appID: appID, scope: .read)
+        let cached = try await keys.create(appID: appID, scope: .read, actor: .cli)
         #expect(try await keys.identity(forKey: cached.key)?.keyID == cached.id)
-        for _ in 0..<50 { _ = try await keys.create(appID: appID, scope: .ingest) }
+        for _ in 0..<50 { _ = try await keys.create(appID: appID, scope: .ingest, actor: .cli) }
         try await Self.revokeSilently(cached.id, pool)
         #expect(try await keys.identity(forKey: cached.key)?.keyID == cached.id, "the cache was emptied by key creation")
         await pool.close()
@@ -32,15 +32,15 @@ struct KeyCacheTests {
         let pool = try await TestDatabase.pool(size: 2)
         let keys = APIKeys(pool: pool)
         let appID = try await TestDatabase.makeApp(pool)
-        let kept = try await keys.create(appID: appID, scope: .read)
-        let revoked = try await keys.create(appID: appID, scope: .read)
+        let kept = try await keys.create(appID: appID, scope: .read, actor: .cli)
+        let revoked = try await keys.create(appID: appID, scope: .read, actor: .cli)
         #expect(try await keys.identity(forKey: kept.key) != nil)
         #expect(try await keys.identity(forKey: revoked.key) != nil)
-        #expect(try await keys.revoke(appID: appID, keyID: revoked.id))
+        #expect(try await keys.revoke(appID: appID, keyID: revoked.id, actor: .cli))
         #expect(try await keys.identity(forKey: revoked.key) == nil)
         try await Self.revokeSilently(kept.id, pool)
         #expect(try await keys.identity(forKey: kept.key) != nil, "revoking one key forgot another")
-        #expect(try await keys.revoke(appID: appID, keyID: revoked.id) == false, "a second revocation finds no live key")
+        #expect(try await keys.revoke(appID: appID, keyID: revoked.id, actor: .cli) == false, "a second revocation finds no live key")
         await pool.close()
     }
 }

@@ -34,7 +34,7 @@ struct KeyLookupTests {
         let pool = try await TestDatabase.privatePool(prefix: "locgate_keys", size: 3)
         let keys = APIKeys(pool: pool, maxConcurrentLookups: 1)
         let appID = try await TestDatabase.makeApp(pool)
-        let valid = try await keys.create(appID: appID, scope: .read)
+        let valid = try await keys.create(appID: appID, scope: .read, actor: .cli)
 
         // A transaction holds api_keys: the first look-up's statement waits for it, and every
         // other look-up queues behind that statement.

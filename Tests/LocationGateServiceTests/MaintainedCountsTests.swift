@@ -22,7 +22,7 @@ struct MaintainedCountsTests {
             Feature(key: "nearby", requires: .whenInUse),
             Feature(key: "precise", requires: .whenInUse, accuracy: .full),
         ]
-        for feature in features { _ = try await service.features.put(appID: appID, feature: feature) }
+        for feature in features { _ = try await service.features.put(appID: appID, feature: feature, actor: .cli) }
         let simulator = PopulationSimulator(seed: 5, observationsOnly: false, platform: .mixed)
         // Four writers at once, in several lanes; each device's events spread over several
         // appends of 5 events, so that appends move devices from one counted state to another.

@@ -27,13 +27,13 @@ struct ServiceRoleTests {
             try await ownerPool.query(query).first?.decode(0, as: Int64.self) ?? -1
         }
 
-        let erasure = try await service.requestErasure(appID: appID, userID: "user-3")
+        let erasure = try await service.requestErasure(appID: appID, userID: "user-3", actor: .cli)
         #expect(try await service.performNextErasure())
         #expect(try await service.completeErasures() == 1)
         #expect(try await service.erasure(appID: appID, id: erasure.id)?.status == "done")
         #expect(try await count("SELECT count(*) FROM events WHERE user_id = 'user-3'") == 0)
 
-        try await service.setRetentionDays(appID: appID, days: 1)
+        try await service.setRetentionDays(appID: appID, days: 1, actor: .cli)
         // Retention takes only events the analytics rollup has counted: count them first, as
         // a server's rollup would within a second.
         _ = try await AnalyticsRollup(pool: servicePool, logger: TestDatabase.logger).catchUp(waitForInFlightCommits: true, patience: .seconds(30))

@@ -94,7 +94,9 @@ def headers(page, id_):
 
 
 PAGES = ["/dashboard", "/dashboard/prompts?groupBy=appVersion", "/dashboard/escalation", "/dashboard/settings",
-         "/dashboard/features", "/dashboard/users/user-3/devices/phone"]
+         "/dashboard/features", "/dashboard/users/user-3/devices/phone", "/dashboard/activity"]
+# Pages that are tables alone, without a chart.
+TABLES_ONLY = ("users/", "/activity")
 
 
 def test_every_page_renders_signed_in_with_nothing_from_outside(population, browser):
@@ -104,7 +106,7 @@ def test_every_page_renders_signed_in_with_nothing_from_outside(population, brow
     for path in PAGES:
         response = page.goto(URL + path)
         assert response.status == 200, path
-        assert page.query_selector("svg") is not None or "users/" in path, f"{path} draws a chart"
+        assert page.query_selector("svg") is not None or any(part in path for part in TABLES_ONLY), f"{path} draws a chart"
         name = path.strip("/").split("?")[0].replace("/", "-") or "dashboard"
         page.screenshot(path=os.path.join(SHOTS, f"{name}.png"), full_page=True)
     assert all(url.startswith(URL) for url in requests), [url for url in requests if not url.startswith(URL)]
@@ -194,6 +196,22 @@ def test_client_text_is_shown_as_text(population, browser):
     assert page.query_selector("script") is None
     page.goto(URL + "/dashboard/users/user-0/devices/phone")
     assert HOSTILE in page.inner_text("table#timeline")
+    assert dialogs == []
+    context.close()
+
+
+def test_activity_lists_the_apps_changes_newest_first(population, browser):
+    key, _ = population
+    context, page, _, dialogs = sign_in(browser, key)
+    page.goto(URL + "/dashboard/activity")
+    assert page.query_selector("a.active[href='/dashboard/activity']") is not None
+    rows = [[cell[0] for cell in cells] for cells in table(page, "activity")]
+    actions = [cells[1] for cells in rows]
+    assert actions[0] == "dashboardSignIn", actions
+    assert actions[-3:] == ["featurePut", "featurePut", "appCreated"], actions
+    assert rows[-1][2] == "admin token" and rows[-1][3] != ""
+    assert {cells[3] for cells in rows if cells[1] == "featurePut"} == {"nearby", "trip-log"}
+    assert headers(page, "activity") == ["at", "action", "by", "target", "details"]
     assert dialogs == []
     context.close()
 

@@ -261,6 +261,7 @@ def test_changes_resume_exactly_once():
         per_stream.setdefault((data["userId"], data["deviceId"]), []).append(data["version"])
     assert all(versions == list(range(1, len(versions) + 1)) for versions in per_stream.values())
     assert resumed == full, "resuming every 15 messages during the run saw every event once, in order"
+    assert all(set(d) == {"userId", "deviceId", "version", "status", "accuracy"} for _, d in full)
     # Resumed from every position: exactly the rest.
     for index in range(0, total, 7):
         rest = read_feed(key, {"Last-Event-ID": full[index][0]}, total - index - 1, timeout=5)
@@ -319,3 +320,16 @@ def test_thousand_streams_bounded_memory():
             break
         time.sleep(0.5)
     assert open_now is not None and open_now < 50, f"{open_now} streams still counted after their clients left"
+
+
+def test_changes_carry_status_and_accuracy():
+    key = new_app("changes-accuracy")
+    call("POST", URL, "/v1/events", key, {"events": [
+        {"id": str(uuid.uuid4()), "userId": "acc", "deviceId": "phone", "occurredAt": "2026-11-22T10:00:00Z",
+         "type": "statusObserved", "data": {"status": "authorizedWhenInUse", "accuracy": "reduced"}},
+        {"id": str(uuid.uuid4()), "userId": "acc", "deviceId": "phone", "occurredAt": "2026-11-22T10:00:01Z",
+         "type": "settingsChanged", "data": {"preciseLocation": True}},
+    ]})
+    messages = [data for _, data in read_feed(key, None, 2)]
+    assert [(m["version"], m["status"], m["accuracy"]) for m in messages] == [
+        (1, "authorizedWhenInUse", "reduced"), (2, "authorizedWhenInUse", "full")], messages

@@ -13,10 +13,17 @@ public struct Feature: Sendable, Hashable {
     /// Whether it needs locations while the app is in the background; by default, when it
     /// requires Always (SPEC §11).
     public var background: Bool
+    /// The kill switch (SPEC §15): every decision for the feature is off, reason
+    /// `disabledByOperator`, whatever the device's authorization.
+    public var disabled: Bool
+    /// The oldest app version the feature works in (SPEC §15): a device whose latest context
+    /// reports a lower `appVersion`, or none, is off with reason `appVersionTooOld`.
+    public var minAppVersion: AppVersion?
 
     public init(
         key: String, requires: Tier, services: [LocationService] = [], accuracy: AccuracyNeed = .any,
-        description: String? = nil, delivery: FeatureDelivery = .locationManager, background: Bool? = nil
+        description: String? = nil, delivery: FeatureDelivery = .locationManager, background: Bool? = nil,
+        disabled: Bool = false, minAppVersion: AppVersion? = nil
     ) {
         self.key = key
         self.requires = requires
@@ -25,6 +32,8 @@ public struct Feature: Sendable, Hashable {
         self.description = description
         self.delivery = delivery
         self.background = background ?? (requires == .always)
+        self.disabled = disabled
+        self.minAppVersion = minAppVersion
     }
 
     /// The tier the feature needs on a device: Always if it says so or uses location push, or if
@@ -57,11 +66,12 @@ public enum FeatureDelivery: String, Sendable, Hashable, Codable, CaseIterable {
     case modern
 }
 
-/// The stored and API form: `delivery` and `background` may be left out of a stored definition
-/// (one written before they existed) and take their defaults; they are always written.
+/// The stored and API form: `delivery`, `background`, `disabled` and `minAppVersion` may be left
+/// out of a stored definition (one written before they existed) and take their defaults; they
+/// are always written, `minAppVersion` as null when there is none (SPEC §15: a GET shows both).
 extension Feature: Codable {
     private enum CodingKeys: String, CodingKey {
-        case key, requires, services, accuracy, description, delivery, background
+        case key, requires, services, accuracy, description, delivery, background, disabled, minAppVersion
     }
 
     public init(from decoder: any Decoder) throws {
@@ -73,7 +83,9 @@ extension Feature: Codable {
             accuracy: try container.decode(AccuracyNeed.self, forKey: .accuracy),
             description: try container.decodeIfPresent(String.self, forKey: .description),
             delivery: try container.decodeIfPresent(FeatureDelivery.self, forKey: .delivery) ?? .locationManager,
-            background: try container.decodeIfPresent(Bool.self, forKey: .background))
+            background: try container.decodeIfPresent(Bool.self, forKey: .background),
+            disabled: try container.decodeIfPresent(Bool.self, forKey: .disabled) ?? false,
+            minAppVersion: try container.decodeIfPresent(AppVersion.self, forKey: .minAppVersion))
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -85,6 +97,12 @@ extension Feature: Codable {
         try container.encodeIfPresent(description, forKey: .description)
         try container.encode(delivery, forKey: .delivery)
         try container.encode(background, forKey: .background)
+        try container.encode(disabled, forKey: .disabled)
+        if let minAppVersion {
+            try container.encode(minAppVersion, forKey: .minAppVersion)
+        } else {
+            try container.encodeNil(forKey: .minAppVersion)
+        }
     }
 }
 

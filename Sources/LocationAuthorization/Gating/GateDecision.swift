@@ -33,6 +33,13 @@ public struct GateDecision: Sendable, Hashable, Codable {
         self.version = version
         self.missingKeys = missingKeys
     }
+
+    /// The `reason` of an OFREP evaluation of this decision (SPEC §5, §15): `DISABLED` when the
+    /// feature's kill switch decided it, else `TARGETING_MATCH` (the decision is the device's or
+    /// the user's, targeted by the evaluation context). OFREP's single and bulk evaluations use it.
+    public var ofrepReason: String {
+        reason == .disabledByOperator ? "DISABLED" : "TARGETING_MATCH"
+    }
 }
 
 /// Why a feature is on or off (SPEC §5 reasons).
@@ -60,6 +67,10 @@ public enum GateReason: String, Sendable, Hashable, Codable, CaseIterable {
     case monitorLimitExceeded
     /// SPEC §12: Android blocked the permission group; only Settings can grant it.
     case blocked
+    /// SPEC §15: the feature's kill switch is on (`disabled`).
+    case disabledByOperator
+    /// SPEC §15: the device's app version is below the feature's `minAppVersion`, or unknown.
+    case appVersionTooOld
 }
 
 /// What the app should do next (SPEC §5 actions).
@@ -85,4 +96,6 @@ public enum GateAction: String, Sendable, Hashable, Codable, CaseIterable {
     case openBackgroundSettings
     /// Android 12+: request fine location to upgrade from approximate.
     case requestPrecise
+    /// SPEC §15: the installed app is older than the feature's `minAppVersion`; offer the update.
+    case updateApp
 }

@@ -24,7 +24,7 @@ struct DashboardLayout {
     static let pages: [(href: String, label: String)] = [
         (href: "/dashboard", label: "Overview"), (href: "/dashboard/prompts", label: "Prompts"),
         (href: "/dashboard/escalation", label: "Escalation"), (href: "/dashboard/settings", label: "Settings"),
-        (href: "/dashboard/features", label: "Features"),
+        (href: "/dashboard/features", label: "Features"), (href: "/dashboard/activity", label: "Activity"),
     ]
 }
 

@@ -30,6 +30,12 @@ struct DashboardPage {
     var groupChoices: [String]
     var sections: [Section]
     var device: Device? = nil
+    /// The address of the next page of older entries (the Activity page), nil when none.
+    var older: String? = nil
+    /// The features page's kill switches (`DashboardFeatureEditor.swift`).
+    var catalog: Catalog? = nil
+    /// The feature editor's form, above its preview (`DashboardFeatureEditor.swift`).
+    var editor: FeatureEditor? = nil
 
     var tables: [DashboardTable] { sections.map(\.table) }
 
@@ -63,7 +69,7 @@ struct DashboardPage {
                 let csv = path + "?" + PercentEncoding.query(kept + [("csv", section.table.id)])
                 return SectionView(chart: section.chart, table: section.table.view(csvHref: csv))
             },
-            device: device)
+            device: device, older: older, catalog: catalog, editor: editor)
     }
 
     /// The view model of a page's template (`overview.mustache`, `device.mustache`, ...).
@@ -73,6 +79,12 @@ struct DashboardPage {
         var filters: FiltersView?
         var sections: [SectionView]
         var device: Device?
+        /// Read only by `activity.mustache`.
+        var older: String? = nil
+        /// Read only by `features.mustache`.
+        var catalog: Catalog? = nil
+        /// Read only by `feature.mustache`.
+        var editor: FeatureEditor? = nil
     }
 
     /// `filters.mustache`: the dates as given, and the choices with the current one selected.

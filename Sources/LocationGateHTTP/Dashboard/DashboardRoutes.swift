@@ -52,6 +52,8 @@ struct DashboardRoutes {
         pages.get("/dashboard/escalation", use: escalation)
         pages.get("/dashboard/settings", use: settings)
         pages.get("/dashboard/features", use: features)
+        registerFeatureEditor(on: pages)
+        pages.get("/dashboard/activity", use: activity)
         pages.get("/dashboard/device", use: findDevice)
         pages.get("/dashboard/users/:user/devices/:device", use: device)
     }
@@ -85,7 +87,7 @@ struct DashboardRoutes {
         if let previous = request.cookies[Self.cookieName]?.value, !previous.isEmpty {
             try await sessions.end(session: previous)
         }
-        context.logger.info("dashboard sign-in", metadata: ["app": "\(identity.appID)", "keyId": "\(identity.keyID)"])
+        context.logger.info("dashboard sign-in", metadata: ["app": "\(identity.appID.uuidString.lowercased())", "keyId": "\(identity.keyID.uuidString.lowercased())"])
         var response = Response(status: .seeOther, headers: [.location: "/dashboard"])
         response.setCookie(sessionCookie(session))
         return response
@@ -263,16 +265,18 @@ struct DashboardRoutes {
         try await page(request, context) { identity, filters in
             let coverage = try await service.featureCoverage(appID: identity.appID)
             let table = DashboardTable(
-                id: "features", title: "Features now", columns: ["feature", "requires", "devices", "enabled", "top reasons (disabled)", "top actions (disabled)"],
+                id: "features", title: "Features now",
+                columns: ["feature", "requires", "devices", "enabled", "top reasons (disabled)", "top actions (disabled)", "switch", "minAppVersion"],
                 rows: coverage.map { item in
                     [.text(item.feature.key), .text(item.feature.requires.rawValue), .count(Double(item.devices)), .count(Double(item.enabled)),
                      .text(item.reasons.prefix(3).map { "\($0.0.rawValue) \($0.1)" }.joined(separator: ", ")),
-                     .text(item.actions.prefix(3).map { "\($0.0.rawValue) \($0.1)" }.joined(separator: ", "))]
+                     .text(item.actions.prefix(3).map { "\($0.0.rawValue) \($0.1)" }.joined(separator: ", ")),
+                     .text(item.feature.disabled ? "disabled" : "on"), .text(item.feature.minAppVersion?.text ?? "")]
                 })
             let bars = coverage.map { (label: $0.feature.key, value: $0.devices == 0 ? 0 : Double($0.enabled) / Double($0.devices)) }
             return DashboardPage(template: .features, title: "Features", active: "/dashboard/features", filters: nil, groupChoices: [], sections: [
                 .init(chart: SVGChart.bars(bars, maximum: 1, format: { String(format: "%.1f%% enabled", $0 * 100) }), table: table),
-            ])
+            ], catalog: DashboardPage.Catalog(coverage.map(\.feature), canEdit: identity.scope == .admin))
         }
     }
 

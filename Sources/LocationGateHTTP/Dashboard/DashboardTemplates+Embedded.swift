@@ -6,6 +6,21 @@
 enum EmbeddedTemplates {
     static let files: [(name: String, text: String)] = [
         (
+            name: "activity.mustache",
+            text: #"""
+{{! Activity (DashboardPage.View): the app's admin audit trail, newest first (who changed which
+    key, feature, retention or erasure, and who signed in to the dashboard), with a link to the
+    older entries. }}
+{{<layout}}
+{{$content}}
+{{#sections}}{{>section}}{{/sections}}
+{{#older}}<p><a href="{{.}}">Older entries</a></p>{{/older}}
+{{/content}}
+{{/layout}}
+
+"""#
+        ),
+        (
             name: "device.mustache",
             text: #"""
 {{! A device (DashboardPage.View with its Device): the timeline, the state as of a version with
@@ -33,13 +48,58 @@ enum EmbeddedTemplates {
 """#
         ),
         (
+            name: "feature.mustache",
+            text: #"""
+{{! The feature editor (DashboardPage.View with its FeatureEditor, SPEC §15): the form, whose
+    Preview button reads (a GET with preview=1 and the fields) and whose Save button writes (a
+    POST: an admin key's session, the server's own Origin); then the preview as a chart and a
+    table with its CSV link. Every value is escaped. }}
+{{<layout}}
+{{$content}}
+{{#editor}}
+<p class="muted">Key <code>{{key}}</code>{{#isNew}}: not in the catalog yet{{/isNew}}.</p>
+{{#saved}}<p class="saved" id="saved">Saved.</p>{{/saved}}
+{{#error}}<p class="error" id="error">{{.}}</p>{{/error}}
+<section><form class="editor" id="feature" method="get" action="{{action}}">
+<input type="hidden" name="preview" value="1">
+<label>Requires <select name="requires">{{#requiresOptions}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{label}}</option>{{/requiresOptions}}</select></label>
+<fieldset><legend>Services</legend>{{#serviceChoices}}<label class="check"><input type="checkbox" name="services" value="{{name}}"{{#checked}} checked{{/checked}}> {{name}}</label>{{/serviceChoices}}</fieldset>
+<label>Accuracy <select name="accuracy">{{#accuracyOptions}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{label}}</option>{{/accuracyOptions}}</select></label>
+<label>Delivery <select name="delivery">{{#deliveryOptions}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{label}}</option>{{/deliveryOptions}}</select></label>
+<label>Background <select name="background">{{#backgroundOptions}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{label}}</option>{{/backgroundOptions}}</select></label>
+<label>Description <input name="description" value="{{descriptionText}}" maxlength="1000" size="40"></label>
+<label>Minimum app version <input name="minAppVersion" value="{{minAppVersion}}" placeholder="e.g. 5.2" size="12"></label>
+<label class="check"><input type="checkbox" name="disabled" value="true"{{#disabled}} checked{{/disabled}}> Disabled: off for every device (the kill switch)</label>
+<p><button type="submit" id="preview">Preview</button> <button type="submit" id="save" formmethod="post" formaction="{{action}}">Save</button></p>
+</form></section>
+{{#previewed}}{{#unchanged}}<p id="unchanged">Saving this changes no device's decision.</p>{{/unchanged}}{{/previewed}}
+{{/editor}}
+{{#sections}}{{>section}}{{/sections}}
+{{/content}}
+{{/layout}}
+
+"""#
+        ),
+        (
             name: "features.mustache",
             text: #"""
 {{! Features (DashboardPage.View): devices with each feature enabled now, chart and table; no
-    time filters (the catalog and the devices as they are). }}
+    time filters (the catalog and the devices as they are). Then each feature's kill switch, a
+    POST form one click away, and its editor's link (DashboardPage.Catalog, SPEC §15): shown to
+    an admin key's session, which alone may change the catalog. }}
 {{<layout}}
 {{$content}}
 {{#sections}}{{>section}}{{/sections}}
+{{#catalog}}
+<section><h2>Kill switches</h2><ul class="switches" id="switches">
+{{#entries}}<li data-feature="{{key}}"><span>{{#canEdit}}<a href="{{href}}">{{key}}</a>{{/canEdit}}{{^canEdit}}{{key}}{{/canEdit}}</span> <span class="state">{{state}}</span>{{#canEdit}}<form method="post" action="{{switchAction}}"><input type="hidden" name="disabled" value="{{switchTo}}"><button type="submit">{{switchLabel}}</button></form>{{/canEdit}}</li>
+{{/entries}}
+{{^entries}}<li class="muted">No features yet.</li>{{/entries}}
+</ul>
+{{#canEdit}}<form class="filters" method="get" action="/dashboard/feature"><label>New feature key<input name="key" required maxlength="64"></label><button type="submit">Edit</button></form>{{/canEdit}}
+{{^canEdit}}<p class="muted">Sign in with an admin key to edit features and use their kill switches.</p>{{/canEdit}}
+</section>
+{{/catalog}}
 {{/content}}
 {{/layout}}
 
@@ -81,7 +141,9 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}svg{display:block;width:
 form.filters{display:flex;flex-wrap:wrap;gap:.5rem;align-items:end;margin-bottom:1rem}
 form.filters label{display:flex;flex-direction:column;font-size:.8rem}input,select,button{font:inherit;max-width:100%}
 .csv{font-size:.8rem}.muted{color:#667085}.inferred{color:#8a4b00;font-weight:600}.error{color:#b42318}
-code{font-size:.8rem;word-break:break-all}</style></head>
+code{font-size:.8rem;word-break:break-all}.editor label{display:block;margin:.45rem 0}.editor label.check{display:inline-block;margin:.2rem .9rem .2rem 0}
+.editor fieldset{border:1px solid #dde2e8;border-radius:4px;margin:.45rem 0}.switches{list-style:none;margin:0;padding:0}
+.switches li{display:flex;flex-wrap:wrap;gap:.3rem .8rem;align-items:center;padding:.25rem 0}.switches form{margin:0}.saved{color:#067647}</style></head>
 <body><header><strong>LocationGate</strong><nav>{{#layout.navigation}}<a href="{{href}}"{{#active}} class="active"{{/active}}>{{label}}</a>{{/layout.navigation}}{{#layout.signedIn}}<form method="post" action="/dashboard/signout" class="signout"><button type="submit">Sign out</button></form>{{/layout.signedIn}}</nav></header>
 <main><h1>{{layout.title}}</h1>{{$content}}{{/content}}</main></body></html>
 

@@ -15,7 +15,9 @@ struct DashboardTemplates: Sendable {
     /// `table`). Each is the file `<rawValue>.mustache`.
     enum Name: String, CaseIterable, Sendable {
         case layout, filters, section, table
-        case signIn = "signin", message, overview, prompts, escalation, settings, features, device
+        case signIn = "signin", message, overview, prompts, escalation, settings, features, device, activity
+        /// The feature editor and its preview (SPEC §15).
+        case feature
     }
 
     /// The templates could not be read: a defect of the build, answered 500 by every page.

@@ -5,7 +5,7 @@ import Metrics
 /// its answer carries (SPEC §5's, as `ErrorBodyMiddleware` gives it): a body refused before
 /// the log (`malformedJSON`, `validationFailed`, `tooLarge`, a key without the ingest scope),
 /// a device token refused, and an append the log or the database refused (`versionConflict`,
-/// `ruleViolation`, `overloaded`, `databaseUnavailable`, `internalError`). What the key check
+/// `idConflict`, `ruleViolation`, `overloaded`, `databaseUnavailable`, `internalError`). What the key check
 /// and the rate limit refuse before the handler runs is counted by status in `hb_requests`.
 struct EventRejections: Sendable {
     private let factory: any MetricsFactory

@@ -11,7 +11,7 @@ struct OFREPErrorMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
-        } catch let failure as OFREPRoutes.ContextFailure {
+        } catch let failure as OFREPError.Failure {
             return try OFREPError.response(failure.status, key: context.parameters.get("key"), code: failure.code, details: failure.details)
         } catch {
             let api = ErrorBodyMiddleware.apiError(error, request: request, context: context)

@@ -88,16 +88,63 @@ public struct AnalyticsQuery: Sendable {
         return dimensions
     }
 
-    /// Parses `from` / `to`: an RFC 3339 time or a date.
+    /// Parses the parameters of `GET /v1/analytics/{kind}` (SPEC §6, §14), each as its own
+    /// parser does, then checks them together: `from` after `to` is a 422 naming `from`.
+    /// The parameters come from a reader that refuses a repeated one (the HTTP layer's
+    /// `QueryParameters`).
+    public static func parse(
+        kind: Kind, appID: UUID, groupBy: String?, from: String?, to: String?, platform: String?
+    ) throws(ServiceError) -> AnalyticsQuery {
+        let dimensions = try parseGroupBy(groupBy)
+        let range = try parseRange(from: from, to: to)
+        let platformName = try parsePlatform(platform)
+        return AnalyticsQuery(kind: kind, appID: appID, groupBy: dimensions, from: range.from, to: range.to, platform: platformName)
+    }
+
+    /// Parses `from` and `to` (`parseTime`); `from` after `to` is a 422 `validationFailed`
+    /// naming `from` (an empty range is a mistake, not a question with no rows).
+    public static func parseRange(from fromText: String?, to toText: String?) throws(ServiceError) -> (from: Date?, to: Date?) {
+        let from = try parseTime(fromText, "from")
+        let to = try parseTime(toText, "to")
+        if let from, let to, from > to {
+            throw ServiceError(
+                .validationFailed,
+                "from: \(RFC3339.string(from: from)) is after to (\(RFC3339.string(from: to))); from must not be later than to")
+        }
+        return (from, to)
+    }
+
+    /// Parses `from` / `to`: an RFC 3339 time or a date. A time of SPEC §1's form outside its
+    /// range is a 422 `validationFailed`, whether the year has four digits (`1500-01-01`) or
+    /// more, or a sign (`12026-01-01T00:00:00Z`, `-0001-01-01`); anything else that is not a
+    /// time or a date is a 400 `invalidRequest`.
     public static func parseTime(_ text: String?, _ name: String) throws(ServiceError) -> Date? {
         guard let text else { return nil }
         guard let date = RFC3339.date(fromTimeOrDay: text) else {
+            if hasYearOutsideRange(text) {
+                throw ServiceError(.validationFailed, "\(name): \(RFC3339.rangeMessage)")
+            }
             throw ServiceError(.invalidRequest, "\(name): not an RFC 3339 time or a date")
         }
         guard RFC3339.acceptedRange.contains(date) else {
             throw ServiceError(.validationFailed, "\(name): \(RFC3339.rangeMessage)")
         }
         return date
+    }
+
+    /// True for a time or date that is well formed but for its year: a year of more than four
+    /// digits, a signed one, or a four-digit one before 1970 that the parser does not take
+    /// (`0000-01-01`). The rest of the text must read as a time or a date with a year in range
+    /// in its place, so that `12026-13-01` stays malformed.
+    static func hasYearOutsideRange(_ text: String) -> Bool {
+        var rest = Substring(text)
+        let signed = rest.first == "-" || rest.first == "+"
+        if signed { rest = rest.dropFirst() }
+        let digits = rest.prefix { $0.isASCII && $0.isWholeNumber }
+        guard digits.count >= 4 else { return false }
+        if !signed, digits.count == 4, let year = Int(digits), year >= 1970 { return false }
+        // 2000 is a leap year: February 29 of the real year is not judged here.
+        return RFC3339.date(fromTimeOrDay: "2000" + String(rest.dropFirst(digits.count))) != nil
     }
 
     /// One result row: the group's fields, then the metrics, in column order.

@@ -6,13 +6,13 @@ import PostgresClient
 
 /// Reading archive files back, and rewriting those of earlier releases.
 ///
-/// - `read` (`locgate archive read`) opens every sealed line whose person's key still exists
-///   and writes the events in the plain format, for `\copy ... CSV HEADER`; the lines of erased
-///   people are only counted (`shredded`): nothing of them can be read any more.
+/// - `read` (`locgate archive read`) opens every sealed line whose key still exists and writes
+///   the events in the plain format, for `\copy ... CSV HEADER`; the lines of erased people and
+///   devices are only counted (`shredded`): nothing of them can be read any more.
 /// - `upgrade` (`locgate archive upgrade`) rewrites plain files, which earlier releases wrote,
 ///   into the sealed format: the lines of people erased since are dropped (their streams no
 ///   longer have a snapshot, which every archived stream has until it is erased), the others
-///   are sealed with their person's key. The new file replaces the old one by a rename, and the
+///   are sealed with their device's key. The new file replaces the old one by a rename, and the
 ///   archive's record takes its checksum.
 ///
 /// Both run as the tables' owner, as `locgate archive` does.
@@ -139,10 +139,10 @@ public struct ArchiveFiles: Sendable {
                     return record
                 }
                 let kept = try Self.unerased(records, on: connection)
-                let found = try keys.ensure(Set(records.filter { kept.contains($0.stream) }.map(\.person)), on: connection)
+                let found = try keys.ensure(Set(records.filter { kept.contains($0.stream) }.map(\.subject)), on: connection)
                 var text = ""
                 for record in records {
-                    guard kept.contains(record.stream), let key = found[record.person] else {
+                    guard kept.contains(record.stream), let key = found[record.subject] else {
                         report.dropped += 1
                         continue
                     }

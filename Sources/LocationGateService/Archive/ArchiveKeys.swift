@@ -2,19 +2,24 @@ import Crypto
 import Foundation
 import PostgresClient
 
-/// The per-person keys archive files are sealed with (`archive_keys`, migration 013).
+/// The keys archive files are sealed with (`archive_keys`, migrations 013 and 017): one per
+/// device of a person.
 ///
-/// An archive seals each event's identifying fields with its person's key; an erasure deletes
-/// the key with the rest of the person (`locgate_erase_user`), and from then on every archive
-/// file written before holds that person only as ciphertext nobody can open: crypto-shredding,
-/// so that files outside the database forget with it (docs/privacy.md).
+/// An archive seals each event's identifying fields with its device's key; an erasure deletes
+/// the keys with the rest of the person (`locgate_erase_user`), or the one key with the device
+/// (`locgate_erase_device`), and from then on every archive file written before holds them only
+/// as ciphertext nobody can open: crypto-shredding, so that files outside the database forget
+/// with it (docs/privacy.md). Keys of earlier releases were one per person (no device): they
+/// still open the lines they sealed, and erasing any device of their person deletes them.
 ///
 /// Keys are looked up a page of events at a time and kept in a bounded dictionary: an archive
 /// of millions of people does not hold all their keys at once.
 struct ArchiveKeys {
-    struct Person: Hashable, Sendable {
+    /// What a key seals: one device of a person.
+    struct Subject: Hashable, Sendable {
         var appID: UUID
         var userID: String
+        var deviceID: String
     }
 
     struct Key {
@@ -25,40 +30,42 @@ struct ArchiveKeys {
     /// How many keys are remembered before the dictionaries start over.
     static let remembered = 200_000
 
-    private var byPerson: [Person: Key] = [:]
+    private var bySubject: [Subject: Key] = [:]
     private var byID: [UUID: SymmetricKey] = [:]
     /// Key ids the database no longer has: their people were erased.
     private var shredded: Set<UUID> = []
 
-    /// The keys of `persons`, creating those that do not exist yet (an existing key wins a
+    /// The keys of `subjects`, creating those that do not exist yet (an existing key wins a
     /// race: the insert does nothing on conflict and the stored key is read back).
-    mutating func ensure(_ persons: Set<Person>, on connection: PostgresConnection) throws -> [Person: Key] {
+    mutating func ensure(_ subjects: Set<Subject>, on connection: PostgresConnection) throws -> [Subject: Key] {
         forgetIfFull()
-        let missing = persons.filter { byPerson[$0] == nil }
+        let missing = subjects.filter { bySubject[$0] == nil }
         for chunk in Array(missing).chunks(of: 2000) {
             let fresh = chunk.map { _ in (UUID(), SymmetricKey(size: .bits256)) }
             try connection.query(
                 """
-                INSERT INTO archive_keys (id, app_id, user_id, key)
-                SELECT i, a, u, decode(k, 'base64')
+                INSERT INTO archive_keys (id, app_id, user_id, device_id, key)
+                SELECT i, a, u, d, decode(k, 'base64')
                 FROM unnest(\(PostgresArray(fresh.map(\.0))), \(PostgresArray(chunk.map(\.appID))),
-                            \(PostgresArray(chunk.map(\.userID))), \(PostgresArray(fresh.map { Self.base64($0.1) })))
-                    AS n(i, a, u, k)
-                ON CONFLICT (app_id, user_id) DO NOTHING
+                            \(PostgresArray(chunk.map(\.userID))), \(PostgresArray(chunk.map(\.deviceID))),
+                            \(PostgresArray(fresh.map { Self.base64($0.1) })))
+                    AS n(i, a, u, d, k)
+                ON CONFLICT (app_id, user_id, device_id) DO NOTHING
                 """)
             for row in try connection.query(
                 """
-                SELECT k.app_id, k.user_id, k.id, encode(k.key, 'base64') FROM archive_keys k
-                JOIN unnest(\(PostgresArray(chunk.map(\.appID))), \(PostgresArray(chunk.map(\.userID)))) AS p(a, u)
-                  ON k.app_id = p.a AND k.user_id = p.u
+                SELECT k.app_id, k.user_id, k.device_id, k.id, encode(k.key, 'base64') FROM archive_keys k
+                JOIN unnest(\(PostgresArray(chunk.map(\.appID))), \(PostgresArray(chunk.map(\.userID))),
+                            \(PostgresArray(chunk.map(\.deviceID)))) AS p(a, u, d)
+                  ON k.app_id = p.a AND k.user_id = p.u AND k.device_id = p.d
                 """) {
-                let person = Person(appID: try row.decode(0), userID: try row.decode(1))
-                let key = Key(id: try row.decode(2), key: try Self.key(try row.decode(3)))
-                byPerson[person] = key
+                let subject = Subject(appID: try row.decode(0), userID: try row.decode(1), deviceID: try row.decode(2))
+                let key = Key(id: try row.decode(3), key: try Self.key(try row.decode(4)))
+                bySubject[subject] = key
                 byID[key.id] = key.key
             }
         }
-        return persons.reduce(into: [:]) { keys, person in keys[person] = byPerson[person] }
+        return subjects.reduce(into: [:]) { keys, subject in keys[subject] = bySubject[subject] }
     }
 
     /// The keys with these ids that still exist; the others' people were erased.
@@ -81,7 +88,7 @@ struct ArchiveKeys {
 
     private mutating func forgetIfFull() {
         if byID.count > Self.remembered || shredded.count > Self.remembered {
-            byPerson = [:]
+            bySubject = [:]
             byID = [:]
             shredded = []
         }

@@ -10,10 +10,10 @@ import PostgresClient
 ///   format, so that `\copy ... CSV HEADER` loads an archive back into a table shaped like
 ///   `events`.
 /// - **Sealed** (format 2, what `locgate archive` writes): `position,tx_id,app_id,recorded_at`
-///   in the clear, then the id of the person's key and the other fields sealed with it
-///   (AES-256-GCM, bound to the line's position, app and key id, so that a sealed text moved
-///   to another line does not open). Once the person is erased the key is gone, and so is
-///   everything the line said about them.
+///   in the clear, then the id of the device's key (the person's, in files of earlier
+///   releases) and the other fields sealed with it (AES-256-GCM, bound to the line's position,
+///   app and key id, so that a sealed text moved to another line does not open). Once the
+///   person or the device is erased the key is gone, and so is everything the line said.
 struct ArchiveRecord: Sendable, Equatable {
     var position: Int64
     var transactionID: String
@@ -27,7 +27,7 @@ struct ArchiveRecord: Sendable, Equatable {
     var occurredAt: String
     var recordedAt: String
 
-    var person: ArchiveKeys.Person { ArchiveKeys.Person(appID: appID, userID: userID) }
+    var subject: ArchiveKeys.Subject { ArchiveKeys.Subject(appID: appID, userID: userID, deviceID: deviceID) }
     var stream: StreamKey { StreamKey(appID: appID, userID: userID, deviceID: deviceID) }
 
     // MARK: - Plain lines

@@ -2,7 +2,8 @@ import Crypto
 import Foundation
 
 /// A new owner-only file: every file the archive commands write (an archive, the plain CSV of
-/// `locgate archive read`, an upgraded archive) holds tenants' events.
+/// `locgate archive read`, an upgraded archive) and `locgate export --output` holds tenants'
+/// events.
 ///
 /// The file is created with its final mode from the start and never reopened by path: it is
 /// made in the destination's folder under a temporary name of its own with
@@ -66,7 +67,15 @@ final class ArchiveWriter {
     deinit { abandon() }
 
     func write(_ text: String) throws {
-        let data = Data(text.utf8)
+        try write(data: Data(text.utf8))
+    }
+
+    /// Bytes already encoded (a person's export, written a page at a time).
+    func write(_ content: [UInt8]) throws {
+        try write(data: Data(content))
+    }
+
+    private func write(data: Data) throws {
         hasher.update(data: data)
         bytes += data.count
         try handle.write(contentsOf: data)

@@ -7,7 +7,7 @@ import PostgresClient
 /// was recorded before DATE to a checksummed file, moves the replay's starting point (the
 /// snapshot of device states and the archived analytics counters) past them, and drops them.
 /// Device states, rollups and the record of the archive stay. Each event's line is sealed with
-/// its person's key (`ArchiveRecord`, `ArchiveKeys`), which an erasure deletes.
+/// its device's key (`ArchiveRecord`, `ArchiveKeys`), which an erasure deletes.
 ///
 /// Only whole partitions go, oldest first, and never one that holds or will hold the positions
 /// of new appends. Run it as the tables' owner (the role of `locgate migrate`): dropping a
@@ -139,11 +139,13 @@ public struct EventArchive: Sendable {
         var archiveKeys = ArchiveKeys()
         while true {
             let page = try EventLog.exportPage(below: boundary, after: position, limit: pageSize, on: connection)
-            let keys = try archiveKeys.ensure(Set(page.map { ArchiveKeys.Person(appID: $0.stream.appID, userID: $0.stream.userID) }), on: connection)
+            let keys = try archiveKeys.ensure(
+                Set(page.map { ArchiveKeys.Subject(appID: $0.stream.appID, userID: $0.stream.userID, deviceID: $0.stream.deviceID) }),
+                on: connection)
             var lines = ""
             for event in page {
                 let record = ArchiveRecord(event)
-                guard let key = keys[record.person] else { throw ArchiveError.file("no archive key for an event of position \(record.position)") }
+                guard let key = keys[record.subject] else { throw ArchiveError.file("no archive key for an event of position \(record.position)") }
                 lines += try record.sealedLine(with: key)
             }
             try file.write(lines)

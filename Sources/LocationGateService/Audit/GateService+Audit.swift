@@ -68,20 +68,7 @@ extension GateService {
     public func history(_ key: StreamKey, afterVersion: Int64, limit: Int) async throws(ServiceError) -> HistoryPage {
         let events = try await database { try await auditStore.events(key, afterVersion: afterVersion, limit: limit + 1) }
         let page = events.prefix(limit)
-        let entries = try page.map { recorded throws(ServiceError) -> HistoryPage.Entry in
-            do {
-                let outcome = try JSONText.outcome(recorded.outcome ?? "{}")
-                guard let data = JSONNode.parse(recorded.data) else {
-                    throw ServiceError(.internalError, "event \(recorded.version) of the stream could not be read")
-                }
-                return HistoryPage.Entry(
-                    version: recorded.version, id: recorded.id.lowercasedText, type: recorded.type, data: data,
-                    occurredAt: RFC3339.string(from: recorded.occurredAt), recordedAt: RFC3339.string(from: recorded.recordedAt),
-                    effects: outcome.effects, before: outcome.before, after: outcome.after)
-            } catch {
-                throw ServiceError(.internalError, "event \(recorded.version) of the stream could not be read")
-            }
-        }
+        let entries = try page.map { recorded throws(ServiceError) -> HistoryPage.Entry in try HistoryPage.Entry(recorded) }
         return HistoryPage(entries: entries, nextAfterVersion: events.count > limit ? page.last?.version : nil)
     }
 

@@ -20,14 +20,29 @@ import Synchronization
 ///   stops the caches within that bound;
 /// - while the caches are not trusted, every gate, feature and key is read from PostgreSQL
 ///   (the polling fallback), so no answer is older than SPEC §5's bound of one second.
+///
+/// The follower owns the connection and its heartbeat; what a notification does is its
+/// channel's (`ChangeChannel`): `DeviceCacheInvalidation` (an append's streams: the device
+/// cache and the push streams' hub), `FeatureCacheInvalidation`, `KeyCacheInvalidation`,
+/// `ErasureNotification`, and `CacheResync` on every (re)connection.
 public final class CacheFollower: Service, Sendable {
     private let service: GateService
     private let logger: Logger
-    private let resyncs = Counter(label: "locgate_cache_resyncs_total")
+    /// What each channel's notifications do (`ChangeChannel`), and what a (re)connection does.
+    private let devices: DeviceCacheInvalidation
+    private let features: FeatureCacheInvalidation
+    private let keys: KeyCacheInvalidation
+    private let erasures: ErasureNotification
+    private let resync: CacheResync
 
     public init(service: GateService, logger: Logger) {
         self.service = service
         self.logger = logger
+        self.devices = DeviceCacheInvalidation(cache: service.cache, hub: service.changes)
+        self.features = FeatureCacheInvalidation(features: service.features, hub: service.changes)
+        self.keys = KeyCacheInvalidation(keys: service.keys)
+        self.erasures = ErasureNotification(service: service, logger: logger)
+        self.resync = CacheResync(service: service, logger: logger)
     }
 
     /// True while the caches may answer.
@@ -38,17 +53,15 @@ public final class CacheFollower: Service, Sendable {
             var pause = Duration.milliseconds(50)
             while !Task.isCancelled {
                 let coherence = self.service.coherence
+                let resync = self.resync
                 let notifications = PostgresListener.notifications(
                     configuration: self.service.pool.configuration,
-                    channels: [
-                        EventLog.notificationChannel, FeatureCatalog.notificationChannel, APIKeys.notificationChannel,
-                        GateService.erasureChannel,
-                    ],
+                    channels: ChangeChannel.allCases.map(\.name),
                     logger: self.logger,
                     onListening: {
                         // From here on every change is notified; what changed before is
                         // unknown, so start from nothing.
-                        self.resync()
+                        resync.run()
                         coherence.markAlive()
                     },
                     onAlive: { coherence.markAlive() })
@@ -70,67 +83,15 @@ public final class CacheFollower: Service, Sendable {
         }
     }
 
-    /// Empties every cache and voids the loads in flight.
-    private func resync() {
-        resyncs.increment()
-        service.cache.removeAll()
-        service.features.invalidateAll()
-        service.keys.invalidateAll()
-        service.changes.publishResync()
-        // Notifications may have been missed: the erasure worker looks now.
-        service.erasureSignal.raise()
-        // Every erasure so far is forgotten here now: say so, for phase 2 of erasure.
-        let service = self.service
-        let logger = self.logger
-        Task {
-            do { try await service.heartbeat(resynced: true) } catch {
-                logger.warning("could not record the cache resync", metadata: ["error": "\(String(reflecting: error))"])
-            }
-        }
-    }
-
+    /// Hands a notification to its channel's handler; one of a channel this process does not
+    /// follow (none arrives: only the channels of `ChangeChannel` are listened to) is ignored.
     private func handle(_ notification: PostgresNotification) {
-        switch notification.channel {
-        case EventLog.notificationChannel:
-            let changes = StreamChange.parse(notification.payload)
-            for change in changes {
-                service.cache.removeIfOlder(change.stream, than: change.version)
-            }
-            service.changes.publish(changes)
-        case GateService.erasureChannel:
-            // Work for the erasure worker: a request ("work"), or a phase 1 done elsewhere
-            // whose completion it checks.
-            service.erasureSignal.raise()
-            // Phase 2 of an erasure: forget its devices here, then acknowledge.
-            guard let id = UUID(uuidString: notification.payload) else { return }
-            let service = self.service
-            let logger = self.logger
-            Task {
-                do {
-                    try await service.acknowledgeErasure(id)
-                    // Perhaps the last acknowledgement: the worker looks whether it is done.
-                    service.erasureSignal.raise()
-                } catch {
-                    logger.warning("could not acknowledge an erasure", metadata: ["error": "\(String(reflecting: error))"])
-                }
-            }
-        case FeatureCatalog.notificationChannel:
-            if let appID = UUID(uuidString: notification.payload) {
-                service.features.invalidate(appID)
-                service.changes.publishFeatures(appID: appID)
-            } else {
-                service.features.invalidateAll()
-                service.changes.publishFeatures(appID: nil)
-            }
-        default:
-            // A revocation names the key's hash; anything else (an older server's payload)
-            // forgets every key.
-            let payload = notification.payload
-            if payload.utf8.count == 64, payload.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) {
-                service.keys.forget(digest: payload)
-            } else {
-                service.keys.invalidateAll()
-            }
+        guard let channel = ChangeChannel(name: notification.channel) else { return }
+        switch channel {
+        case .streams: devices.apply(notification.payload)
+        case .features: features.apply(notification.payload)
+        case .keys: keys.apply(notification.payload)
+        case .erasures: erasures.apply(notification.payload)
         }
     }
 }

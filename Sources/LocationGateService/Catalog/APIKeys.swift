@@ -45,6 +45,11 @@ public struct APIIdentity: Sendable, Hashable {
 /// key is checked, none refused unchecked, in batched statements of which at most a few run at
 /// once, so that invalid keys, however many and from wherever, cost a bounded share of the
 /// database and never stand in a valid key's way.
+///
+/// A key's `lastUsedAt` (SPEC §14) is accurate to a minute without a write per request: a use
+/// is noted in memory, and only a key's first use in `useInterval` (a minute) on this process
+/// is queued for writing. One task at a time writes the queued keys in one statement, off the
+/// request that noted them; a write that fails is dropped (the key's next use queues it again).
 public final class APIKeys: Sendable {
     public static let notificationChannel = "locgate_keys"
     /// Verified keys kept at most; the cache is emptied when full.
@@ -56,6 +61,26 @@ public final class APIKeys: Sendable {
         var known: [String: APIIdentity] = [:]
         var unknown: Set<String> = []
         var epoch: UInt64 = 0
+        /// When each key's use was last queued for writing (bounded as `known`).
+        var usesNoted: [UUID: ContinuousClock.Instant] = [:]
+        /// Keys whose use waits to be written.
+        var usesQueued: Set<UUID> = []
+        /// Whether a task is writing uses now.
+        var writingUses = false
+        /// Statements that wrote uses (tests).
+        var useWrites = 0
+
+        /// Notes a use of `keyID` at `now`; true when the caller must start the task that
+        /// writes queued uses.
+        mutating func noteUse(of keyID: UUID, at now: ContinuousClock.Instant, interval: Duration) -> Bool {
+            if let noted = usesNoted[keyID], noted.duration(to: now) < interval { return false }
+            if usesNoted.count >= APIKeys.maxCachedKeys { usesNoted = [:] }
+            usesNoted[keyID] = now
+            usesQueued.insert(keyID)
+            guard !writingUses else { return false }
+            writingUses = true
+            return true
+        }
     }
 
     private let pool: PostgresConnectionPool
@@ -63,24 +88,30 @@ public final class APIKeys: Sendable {
     private let cache = Mutex(Cache())
     /// The look-ups that reach the database, batched and bounded.
     let lookups: KeyLookups
+    /// A key's use is written at most once per this interval per process.
+    let useInterval: Duration
 
-    /// - Parameter maxConcurrentLookups: key look-up statements in flight at once; by default a
-    ///   quarter of the pool, between 1 and 4.
+    /// - Parameters:
+    ///   - maxConcurrentLookups: key look-up statements in flight at once; by default a
+    ///     quarter of the pool, between 1 and 4.
+    ///   - useInterval: how often at most a key's `lastUsedAt` is written (a minute).
     public init(
         pool: PostgresConnectionPool, coherence: CacheCoherence = CacheCoherence(alwaysFollowing: true),
-        maxConcurrentLookups: Int? = nil
+        maxConcurrentLookups: Int? = nil, useInterval: Duration = .seconds(60)
     ) {
         self.pool = pool
         self.coherence = coherence
+        self.useInterval = useInterval
         self.lookups = KeyLookups(
             pool: pool, maxInFlight: maxConcurrentLookups ?? KeyLookups.defaultMaxInFlight(poolSize: pool.size))
     }
 
     /// Makes a key: `lg_` and 43 base64url characters. The text is returned once and never
-    /// stored. A device-bound ingest key (`deviceBound`) also gets a token secret (`lgs_` and 43
-    /// base64url characters), returned once to the app's backend, which signs device tokens
-    /// with it; the server keeps it to verify them.
-    public func create(appID: UUID, scope: KeyScope, deviceBound: Bool = false) async throws(ServiceError)
+    /// stored, only its first 8 characters (`prefix`, for `GET /v1/keys`). A device-bound ingest
+    /// key (`deviceBound`) also gets a token secret (`lgs_` and 43 base64url characters),
+    /// returned once to the app's backend, which signs device tokens with it; the server keeps
+    /// it to verify them. `keyCreated` is recorded in the same transaction (SPEC §14).
+    public func create(appID: UUID, scope: KeyScope, deviceBound: Bool = false, actor: AuditActor) async throws(ServiceError)
         -> (id: UUID, key: String, tokenSecret: String?)
     {
         guard !deviceBound || scope == .ingest else {
@@ -92,6 +123,11 @@ public final class APIKeys: Sendable {
         do {
             try await pool.transaction { connection in
                 try Self.insert(id: id, appID: appID, scope: scope, key: key, tokenSecret: secret, on: connection)
+                try AdminAuditLog.record(
+                    AuditChange(
+                        appID: appID, actor: actor, action: .keyCreated, target: id.lowercasedText,
+                        details: ["scope": .string(scope.rawValue), "deviceBound": .bool(deviceBound)]),
+                    on: connection)
             }
         } catch {
             throw GateService.translate(database: error)
@@ -99,26 +135,36 @@ public final class APIKeys: Sendable {
         return (id, key, secret)
     }
 
+    /// The characters of a key that `GET /v1/keys` shows: `lg_` and 5 of its 43 random ones.
+    public static let prefixLength = 8
+
     static func insert(
         id: UUID, appID: UUID, scope: KeyScope, key: String, tokenSecret: String? = nil, on connection: PostgresConnection
     ) throws {
         try connection.query(
             """
-            INSERT INTO api_keys (id, app_id, scope, key_hash, token_secret)
-            VALUES (\(id), \(appID), \(scope.rawValue), \(hash(key)), \(tokenSecret))
+            INSERT INTO api_keys (id, app_id, scope, key_hash, token_secret, prefix)
+            VALUES (\(id), \(appID), \(scope.rawValue), \(hash(key)), \(tokenSecret), \(String(key.prefix(prefixLength))))
             """)
     }
 
-    /// Revokes one of the app's keys; false when the app has no such live key.
-    public func revoke(appID: UUID, keyID: UUID) async throws -> Bool {
+    /// Revokes one of the app's keys; false when the app has no such live key. `keyRevoked` is
+    /// recorded in the same transaction (SPEC §14).
+    public func revoke(appID: UUID, keyID: UUID, actor: AuditActor) async throws -> Bool {
         let revoked = try await pool.transaction { connection in
             let rows = try connection.query(
                 """
                 UPDATE api_keys SET revoked_at = now()
                 WHERE id = \(keyID) AND app_id = \(appID) AND revoked_at IS NULL
-                RETURNING key_hash
+                RETURNING key_hash, scope
                 """)
-            guard let digest = try rows.first?.decode(0, as: String.self) else { return nil as String? }
+            guard let row = rows.first else { return nil as String? }
+            let digest = try row.decode(0, as: String.self)
+            try AdminAuditLog.record(
+                AuditChange(
+                    appID: appID, actor: actor, action: .keyRevoked, target: keyID.lowercasedText,
+                    details: ["scope": .string(try row.decode(1, as: String.self))]),
+                on: connection)
             try connection.query("SELECT pg_notify(\(Self.notificationChannel), \(digest))")
             return digest
         }
@@ -127,12 +173,66 @@ public final class APIKeys: Sendable {
         return true
     }
 
+    /// A live key as `GET /v1/keys` lists it: never the key or its hash.
+    public struct Listing: Sendable, Hashable, Encodable {
+        public var id: UUID
+        public var scope: KeyScope
+        /// An ingest key whose appends need a device token.
+        public var deviceBound: Bool
+        public var createdAt: Date
+        /// The last request the key authenticated, to a minute; nil when it was never used
+        /// (or not since `lastUsedAt` was kept).
+        public var lastUsedAt: Date?
+        /// The key's first `prefixLength` characters; nil for a key made before they were kept
+        /// (only a key's hash was stored then, and it gives nothing back).
+        public var prefix: String?
+
+        /// `{"id", "scope", "deviceBound", "createdAt", "lastUsedAt", "prefix"}`: the id in
+        /// lower case, times in RFC 3339, nulls written.
+        public func encode(to encoder: any Encoder) throws {
+            enum Keys: String, CodingKey { case id, scope, deviceBound, createdAt, lastUsedAt, prefix }
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode(id.lowercasedText, forKey: .id)
+            try container.encode(scope, forKey: .scope)
+            try container.encode(deviceBound, forKey: .deviceBound)
+            try container.encode(RFC3339.string(from: createdAt), forKey: .createdAt)
+            try container.encode(lastUsedAt.map(RFC3339.string(from:)), forKey: .lastUsedAt)
+            try container.encode(prefix, forKey: .prefix)
+        }
+    }
+
+    /// The app's live (not revoked) keys, oldest first.
+    public func list(appID: UUID) async throws(ServiceError) -> [Listing] {
+        do {
+            return try await pool.query(
+                """
+                SELECT id, scope, token_secret IS NOT NULL, created_at, last_used_at, prefix FROM api_keys
+                WHERE app_id = \(appID) AND revoked_at IS NULL
+                ORDER BY created_at, id
+                """
+            ).compactMap { row -> Listing? in
+                guard let scope = KeyScope(rawValue: try row.decode(1)) else { return nil }
+                return Listing(
+                    id: try row.decode(0), scope: scope, deviceBound: try row.decode(2), createdAt: try row.decode(3),
+                    lastUsedAt: try row.decodeIfPresent(4, as: Date.self), prefix: try row.decodeIfPresent(5, as: String.self))
+            }
+        } catch {
+            throw GateService.translate(database: error)
+        }
+    }
+
     /// The identity of a key this process has verified and still trusts, without a lookup;
     /// nil when it would have to ask the database.
     public func cachedIdentity(forKey key: String) -> APIIdentity? {
         guard coherence.isFollowing, Self.isKeyShaped(key) else { return nil }
         let digest = Self.hash(key)
-        return cache.withLock { $0.known[digest] }
+        let now = ContinuousClock.now
+        let (identity, write) = cache.withLock { cache -> (APIIdentity?, Bool) in
+            guard let found = cache.known[digest] else { return (nil, false) }
+            return (found, cache.noteUse(of: found.keyID, at: now, interval: useInterval))
+        }
+        if write { startWritingUses() }
+        return identity
     }
 
     /// The identity behind a key, or nil for an unknown or revoked key. Text not shaped like a
@@ -142,15 +242,23 @@ public final class APIKeys: Sendable {
         guard Self.isKeyShaped(key) else { return nil }
         let digest = Self.hash(key)
         let following = coherence.isFollowing
-        let (known, unknown, epoch) = cache.withLock { ($0.known[digest], $0.unknown.contains(digest), $0.epoch) }
+        let seenAt = ContinuousClock.now
+        let (known, unknown, epoch, noted) = cache.withLock { cache -> (APIIdentity?, Bool, UInt64, Bool) in
+            guard let found = cache.known[digest] else { return (nil, cache.unknown.contains(digest), cache.epoch, false) }
+            let queued = following ? cache.noteUse(of: found.keyID, at: seenAt, interval: useInterval) : false
+            return (found, false, cache.epoch, queued)
+        }
         if following {
-            if let known { return known }
+            if let known {
+                if noted { startWritingUses() }
+                return known
+            }
             if unknown { return nil }
         }
         let identity = try await lookups.identity(digest: digest)
-        if following {
-            cache.withLock { cache in
-                guard cache.epoch == epoch else { return }
+        let now = ContinuousClock.now
+        let write = cache.withLock { cache -> Bool in
+            if following, cache.epoch == epoch {
                 if let identity {
                     if cache.known.count >= Self.maxCachedKeys { cache.known = [:] }
                     cache.known[digest] = identity
@@ -159,9 +267,49 @@ public final class APIKeys: Sendable {
                     cache.unknown.insert(digest)
                 }
             }
+            guard let found = identity else { return false }
+            return cache.noteUse(of: found.keyID, at: now, interval: useInterval)
         }
+        if write { startWritingUses() }
         return identity
     }
+
+    /// Starts the one task that writes queued uses (`noteUse` said none runs).
+    private func startWritingUses() {
+        Task { await self.writeUses() }
+    }
+
+    /// Writes the queued uses, a statement per batch, until none are queued. Rows another
+    /// transaction holds (a revocation under way) are skipped rather than waited for, and rows
+    /// are locked in id order, so that two processes writing never deadlock.
+    private func writeUses() async {
+        while true {
+            let keyIDs = cache.withLock { cache -> [UUID] in
+                let queued = Array(cache.usesQueued)
+                cache.usesQueued = []
+                if queued.isEmpty { cache.writingUses = false } else { cache.useWrites += 1 }
+                return queued
+            }
+            guard !keyIDs.isEmpty else { return }
+            do {
+                try await pool.query(
+                    """
+                    UPDATE api_keys SET last_used_at = now()
+                    FROM (SELECT id FROM api_keys WHERE id = ANY(\(PostgresArray(keyIDs))) AND revoked_at IS NULL
+                          ORDER BY id FOR UPDATE SKIP LOCKED) used
+                    WHERE api_keys.id = used.id
+                    """)
+            } catch {
+                // Not written: the keys' next uses queue them again.
+                cache.withLock { cache in
+                    for keyID in keyIDs { cache.usesNoted.removeValue(forKey: keyID) }
+                }
+            }
+        }
+    }
+
+    /// Statements that wrote `lastUsedAt` so far (tests).
+    var useWrites: Int { cache.withLock { $0.useWrites } }
 
     /// `lg_` and 43 base64url characters, as `newKeyText` makes them.
     static func isKeyShaped(_ key: String) -> Bool {
@@ -216,21 +364,37 @@ public struct AppRegistry: Sendable {
         self.pool = pool
     }
 
-    /// Creates an app and its first key, with scope admin, in one transaction.
+    /// Creates an app and its first key, with scope admin, in one transaction, and records
+    /// `appCreated` in it (SPEC §14; the details name the key's id, never the key).
     /// The name is stored exactly as given: 1 to 200 bytes of UTF-8 without control
     /// characters (SPEC §1), never trimmed or shortened.
-    public func create(name: String) async throws -> (appID: UUID, apiKey: String) {
+    public func create(name: String, actor: AuditActor) async throws -> (appID: UUID, apiKey: String, keyID: UUID) {
         do {
             try ClientText.check(name, field: "name", bytes: 1...200)
         } catch {
             throw ServiceError(.validationFailed, error.message)
         }
         let appID = UUID()
+        let keyID = UUID()
         let key = APIKeys.newKeyText()
         try await pool.transaction { connection in
             try connection.query("INSERT INTO apps (id, name) VALUES (\(appID), \(name))")
-            try APIKeys.insert(id: UUID(), appID: appID, scope: .admin, key: key, on: connection)
+            try APIKeys.insert(id: keyID, appID: appID, scope: .admin, key: key, on: connection)
+            try AdminAuditLog.record(
+                AuditChange(
+                    appID: appID, actor: actor, action: .appCreated, target: appID.lowercasedText,
+                    details: ["name": .string(name), "keyId": .string(keyID.lowercasedText)]),
+                on: connection)
         }
-        return (appID, key)
+        return (appID, key, keyID)
+    }
+
+    /// The app's name; nil when there is no such app.
+    public func name(appID: UUID) async throws(ServiceError) -> String? {
+        do {
+            return try await pool.query("SELECT name FROM apps WHERE id = \(appID)").first?.decode(0, as: String.self)
+        } catch {
+            throw GateService.translate(database: error)
+        }
     }
 }

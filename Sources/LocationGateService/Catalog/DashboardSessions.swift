@@ -14,6 +14,11 @@ import PostgresClient
 ///   revocation's commit ends its sessions on every server at once),
 /// - at sign-out (its row is deleted).
 /// An ended session's row is deleted when it is next presented, and at each sign-in of its app.
+///
+/// A sign-in and a sign-out are recorded in the admin audit trail in their own transaction
+/// (`dashboardSignIn`, `dashboardSignOut`; SPEC §14). Their actor is always the session's key,
+/// so neither call takes one: the key that signs in starts the session, and the session's own
+/// key ends it.
 public struct DashboardSessions: Sendable {
     /// A session not used for this long has ended.
     public static let idleLimit: Duration = .seconds(12 * 60 * 60)
@@ -48,7 +53,13 @@ public struct DashboardSessions: Sendable {
                 SELECT \(digest), app_id, id FROM api_keys
                 WHERE id = \(identity.keyID) AND app_id = \(identity.appID) AND revoked_at IS NULL
                 """)
-            return rows.affectedRows > 0
+            guard rows.affectedRows > 0 else { return false }
+            try AdminAuditLog.record(
+                AuditChange(
+                    appID: identity.appID, actor: .key(identity.keyID), action: .dashboardSignIn,
+                    target: identity.keyID.lowercasedText, details: ["scope": .string(identity.scope.rawValue)]),
+                on: connection)
+            return true
         }
         return started ? id : nil
     }
@@ -82,10 +93,20 @@ public struct DashboardSessions: Sendable {
         return APIIdentity(keyID: try row.decode(0), appID: try row.decode(1), scope: scope)
     }
 
-    /// Ends a session (sign-out): its row is deleted, so no server accepts its id again.
+    /// Ends a session (sign-out): its row is deleted, so no server accepts its id again, and
+    /// `dashboardSignOut` is recorded in the same transaction, by the session's key. An id that
+    /// names no session ends nothing and records nothing.
     public func end(session id: String) async throws {
         guard Self.isSessionShaped(id) else { return }
-        try await pool.query("DELETE FROM dashboard_sessions WHERE id_hash = \(APIKeys.hash(id))")
+        let digest = APIKeys.hash(id)
+        try await pool.transaction { connection in
+            let rows = try connection.query("DELETE FROM dashboard_sessions WHERE id_hash = \(digest) RETURNING app_id, key_id")
+            guard let row = rows.first else { return }
+            let appID: UUID = try row.decode(0), keyID: UUID = try row.decode(1)
+            try AdminAuditLog.record(
+                AuditChange(appID: appID, actor: .key(keyID), action: .dashboardSignOut, target: keyID.lowercasedText),
+                on: connection)
+        }
     }
 
     /// 43 base64url characters, as `newSessionID` makes them.

@@ -56,8 +56,10 @@ public final class FeatureCatalog: Sendable {
     public static let maxFeatures = 1000
 
     /// Creates or replaces a feature; true when it was created. Creating one beyond
-    /// `maxFeatures` is a `validationFailed`; replacing one always works.
-    public func put(appID: UUID, feature: Feature) async throws -> Bool {
+    /// `maxFeatures` is a `validationFailed`; replacing one always works. The change is
+    /// recorded in the same transaction (SPEC §14): `featureDisabled` or `featureEnabled` when
+    /// it turns an existing feature's `disabled` on or off (SPEC §15), else `featurePut`.
+    public func put(appID: UUID, feature: Feature, actor: AuditActor) async throws -> Bool {
         let definition = try JSONText.encode(feature)
         let created = try await pool.transaction { connection in
             // One catalog change of an app at a time, so that the cap holds under concurrency.
@@ -68,25 +70,42 @@ public final class FeatureCatalog: Sendable {
             guard count < Self.maxFeatures else {
                 throw ServiceError(.validationFailed, "the catalog holds at most \(Self.maxFeatures) features; delete one first")
             }
+            // The feature as it was (the lock above keeps it so), to tell a kill switch's flip.
+            let previous = try connection.query(
+                "SELECT definition::text FROM features WHERE app_id = \(appID) AND key = \(feature.key)"
+            ).first.map { try JSONText.decode(Feature.self, try $0.decode(0)) }
             let rows = try connection.query(
                 """
                 INSERT INTO features (app_id, key, definition) VALUES (\(appID), \(feature.key), \(PostgresJSON(definition)))
                 ON CONFLICT (app_id, key) DO UPDATE SET definition = excluded.definition, updated_at = now()
                 RETURNING (xmax = 0)
                 """)
+            let inserted = try rows.first?.decode(0, as: Bool.self) ?? false
+            let action: AuditAction
+            if let previous, previous.disabled != feature.disabled {
+                action = feature.disabled ? .featureDisabled : .featureEnabled
+            } else {
+                action = .featurePut
+            }
+            try AdminAuditLog.record(
+                AuditChange(appID: appID, actor: actor, action: action, target: feature.key, details: ["created": .bool(inserted)]),
+                on: connection)
             try connection.query("SELECT pg_notify(\(Self.notificationChannel), \(appID.uuidString))")
-            return try rows.first?.decode(0, as: Bool.self) ?? false
+            return inserted
         }
         invalidate(appID)
         return created
     }
 
-    /// Deletes a feature; false when there was none.
-    public func delete(appID: UUID, key: String) async throws -> Bool {
+    /// Deletes a feature; false when there was none. `featureDeleted` is recorded in the same
+    /// transaction (SPEC §14).
+    public func delete(appID: UUID, key: String, actor: AuditActor) async throws -> Bool {
         let deleted = try await pool.transaction { connection in
             let rows = try connection.query("DELETE FROM features WHERE app_id = \(appID) AND key = \(key)")
+            guard rows.affectedRows > 0 else { return false }
+            try AdminAuditLog.record(AuditChange(appID: appID, actor: actor, action: .featureDeleted, target: key), on: connection)
             try connection.query("SELECT pg_notify(\(Self.notificationChannel), \(appID.uuidString))")
-            return rows.affectedRows > 0
+            return true
         }
         invalidate(appID)
         return deleted
@@ -116,6 +135,8 @@ public final class FeatureCatalog: Sendable {
             var description: String?
             var delivery: String?
             var background: Bool?
+            var disabled: Bool?
+            var minAppVersion: AnyText?
         }
         do {
             try ClientText.checkKey(key, field: "key", bytes: 1...64)
@@ -151,8 +172,38 @@ public final class FeatureCatalog: Sendable {
         guard let delivery = FeatureDelivery(rawValue: definition.delivery ?? FeatureDelivery.locationManager.rawValue) else {
             throw ServiceError(.validationFailed, "delivery: must be locationManager or modern")
         }
+        var minAppVersion: AppVersion?
+        switch definition.minAppVersion {
+        case nil:
+            minAppVersion = nil
+        case .text(let text)?:
+            guard let version = AppVersion(text) else {
+                throw ServiceError(.validationFailed, "minAppVersion: must be \(AppVersion.rule), or null")
+            }
+            minAppVersion = version
+        case .other?:
+            throw ServiceError(.validationFailed, "minAppVersion: must be a string of \(AppVersion.rule), or null")
+        }
         return Feature(
             key: key, requires: tier, services: services, accuracy: accuracy, description: definition.description,
-            delivery: delivery, background: definition.background)
+            delivery: delivery, background: definition.background, disabled: definition.disabled ?? false,
+            minAppVersion: minAppVersion)
+    }
+}
+
+/// A JSON value read where a string is expected, so that any other value (a number, an array)
+/// is refused as a 422 naming the field, as a string of the wrong form is (SPEC §15's
+/// `minAppVersion`), rather than as the decoder's 400 for a mistyped field.
+enum AnyText: Decodable, Sendable {
+    case text(String)
+    case other
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let text = try? container.decode(String.self) {
+            self = .text(text)
+        } else {
+            self = .other
+        }
     }
 }

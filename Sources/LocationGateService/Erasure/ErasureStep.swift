@@ -40,6 +40,10 @@ struct ErasureStepReport: Sendable, Hashable {
 ///   (`erasure_turns`, its row locked for the step, so concurrent workers serve different
 ///   apps), and that app's oldest erasure that is due: one app's flood or very large person
 ///   holds another app's erasure up for a step at most.
+/// - **A device.** An erasure of one device of a person (`requestDeviceErasure`) takes the same
+///   steps, turns and retries on that device's events alone: its pages never read the person's
+///   other devices, and the step that finds nothing of the device left ends its phase 1 (with
+///   `locgate_erase_device`, which deletes the device's archive key).
 /// - **Retries.** A step that fails is rolled back; its erasure's `attempts` and `lastError` are
 ///   recorded, and it is due again after `retryDelay`, doubled with each further failure up to
 ///   `maxRetryDelay`. Others go on meanwhile. An erasure is never given up.
@@ -61,7 +65,7 @@ extension GateService {
             try await recordErasureFailure(failure.erasure, appID: failure.appID, code: code, settings: settings)
             erasureRuntime.failures.increment()
             logger.warning("erasure step failed; it is tried again after a backoff", metadata: [
-                "erasure": "\(failure.erasure)", "code": "\(code)", "error": "\(Self.erasureLogText(failure.underlying))",
+                "erasure": "\(failure.erasure.lowercasedText)", "code": "\(code)", "error": "\(Self.erasureLogText(failure.underlying))",
             ])
             return ErasureStepReport(
                 erasure: failure.erasure, appID: failure.appID, read: 0, events: 0, devices: 0, performed: false, failure: code)
@@ -79,7 +83,7 @@ extension GateService {
             }
             erasuresPerformed.increment()
             logger.info("erasure performed", metadata: [
-                "erasure": "\(page.erasure)", "events": "\(totals.events)", "devices": "\(totals.devices)",
+                "erasure": "\(page.erasure.lowercasedText)", "events": "\(totals.events)", "devices": "\(totals.devices)",
             ])
         }
         return ErasureStepReport(
@@ -121,6 +125,8 @@ struct ErasurePage: Sendable {
     var appID: UUID
     /// The person (in memory only, to forget their devices here).
     var userID: String
+    /// The one device erased, for an erasure of a device; nil for the whole person.
+    var deviceID: String?
     var read: Int
     var events: Int64
     var devices: Int64
@@ -164,10 +170,10 @@ struct ErasurePage: Sendable {
         // another worker serves it now), and its oldest erasure that is due.
         guard let row = try connection.query(
             """
-            SELECT x.id, t.app_id, x.user_id
+            SELECT x.id, t.app_id, x.user_id, x.device_id
             FROM erasure_turns t
             CROSS JOIN LATERAL (
-                SELECT e.id, w.user_id FROM erasures e JOIN erasure_work w ON w.erasure_id = e.id
+                SELECT e.id, w.user_id, w.device_id FROM erasures e JOIN erasure_work w ON w.erasure_id = e.id
                 WHERE e.app_id = t.app_id AND e.status = 'pending' AND e.performed_at IS NULL AND e.next_attempt_at <= now()
                 ORDER BY e.requested_at, e.id
                 LIMIT 1) x
@@ -179,19 +185,27 @@ struct ErasurePage: Sendable {
         let id: UUID = try row.decode(0)
         let appID: UUID = try row.decode(1)
         let userID: String = try row.decode(2)
+        let deviceID = try row.decodeIfPresent(3, as: String.self)
         do {
-            return try erase(id: id, appID: appID, userID: userID, settings: settings, on: connection)
+            return try erase(id: id, appID: appID, userID: userID, deviceID: deviceID, settings: settings, on: connection)
         } catch {
             throw Failure(erasure: id, appID: appID, underlying: error)
         }
     }
 
-    /// One page of one erasure, in the caller's transaction.
-    static func erase(id: UUID, appID: UUID, userID: String, settings: ErasureSettings, on connection: PostgresConnection) throws -> ErasurePage {
-        var page = ErasurePage(erasure: id, appID: appID, userID: userID, read: 0, events: 0, devices: 0, gone: [], performed: nil)
-        guard try connection.query(
-            "SELECT 1 FROM erasures WHERE id = \(id) AND status = 'pending' AND performed_at IS NULL FOR UPDATE"
-        ).first != nil else { return page }
+    /// One page of one erasure, in the caller's transaction: of the person, or, with `deviceID`,
+    /// of that one device of theirs (the same steps, on that device's events alone; the person's
+    /// other devices are not read, and stay).
+    static func erase(
+        id: UUID, appID: UUID, userID: String, deviceID: String? = nil, settings: ErasureSettings, on connection: PostgresConnection
+    ) throws -> ErasurePage {
+        var page = ErasurePage(
+            erasure: id, appID: appID, userID: userID, deviceID: deviceID, read: 0, events: 0, devices: 0, gone: [], performed: nil)
+        // The devices erased by its earlier pages come with the row.
+        guard let erasure = try connection.query(
+            "SELECT devices FROM erasures WHERE id = \(id) AND status = 'pending' AND performed_at IS NULL FOR UPDATE"
+        ).first else { return page }
+        let devicesBefore: Int64 = try erasure.decode(0)
         // The rollup's lock first (it counts in global order: no count may move meanwhile, and
         // no rebuild reads half a page), then the snapshots' (a retention batch, which saves
         // snapshots too, is wholly before or after), then the person's: their appends finish
@@ -201,7 +215,7 @@ struct ErasurePage: Sendable {
         try EventLog.lockPerson(appID: appID, userID: userID, on: connection)
         let checkpoint = try AnalyticsRollup.checkpoint(on: connection)
         let limit = max(1, settings.pageSize)
-        let events = try EventLog.eventsPage(ofUser: userID, appID: appID, limit: limit, on: connection)
+        let events = try EventLog.eventsPage(ofUser: userID, device: deviceID, appID: appID, limit: limit, on: connection)
         page.read = events.count
         let full = events.count == limit
 
@@ -214,12 +228,14 @@ struct ErasurePage: Sendable {
         }
         // A full page may have cut its last device short. Every other device of the page has
         // no event left after it, and goes whole; so, when the page is not full, does every
-        // device of the person without events in the log (archived, or forgotten by retention).
+        // device of the person without events in the log (archived, or forgotten by retention);
+        // for an erasure of one device, that device when it has no event left in the log.
         let cut = full ? devices.last : nil
         var gone = devices.filter { $0 != cut }
         if !full {
             let seen = Set(devices)
-            gone += try EventLog.devices(ofUser: userID, appID: appID, limit: limit, on: connection).filter { !seen.contains($0) }
+            gone += try EventLog.devices(ofUser: userID, device: deviceID, appID: appID, limit: limit, on: connection)
+                .filter { !seen.contains($0) }
         }
 
         // Counters that name no one stay: every erased event's in `erasure_rollups` (a replay
@@ -261,11 +277,21 @@ struct ErasurePage: Sendable {
         }
 
         var performed = false
-        if !full, try !EventLog.holdsPerson(appID: appID, userID: userID, on: connection) {
-            // Nothing of the person is left in the log: their archive key goes (every archive
-            // line sealed with it is unreadable from now on), with any row the pages did not
-            // reach, and the app versions only erased devices reported are folded.
-            let rest: [Int64] = try connection.query("SELECT unnest(locgate_erase_user(\(appID), \(userID)))").map { try $0.decode(0) }
+        if !full, try !holdsAnything(appID: appID, userID: userID, deviceID: deviceID, on: connection) {
+            // Nothing of the person (or of the device) is left in the log: their archive key
+            // goes (every archive line sealed with it is unreadable from now on), with any row
+            // the pages did not reach, and the app versions only erased devices reported are
+            // folded.
+            let closing: PostgresQuery
+            if let deviceID {
+                // The person's key of earlier releases sealed this device's archived lines too:
+                // it goes when the device existed (not for a device nobody knew).
+                let existed = devicesBefore + page.devices > 0
+                closing = "SELECT unnest(locgate_erase_device(\(appID), \(userID), \(deviceID), \(existed)))"
+            } else {
+                closing = "SELECT unnest(locgate_erase_user(\(appID), \(userID)))"
+            }
+            let rest: [Int64] = try connection.query(closing).map { try $0.decode(0) }
             page.events += rest.first ?? 0
             page.devices += rest.dropFirst().first ?? 0
             try foldErasedVersions(erasure: id, appID: appID, on: connection)
@@ -295,6 +321,13 @@ struct ErasurePage: Sendable {
             try connection.query("SELECT pg_notify(\(GateService.erasureChannel), \(id.uuidString))")
         }
         return page
+    }
+
+    /// Whether the log still holds anything the erasure is to erase: the person, or, for an
+    /// erasure of one device, that device.
+    static func holdsAnything(appID: UUID, userID: String, deviceID: String?, on connection: PostgresConnection) throws -> Bool {
+        guard let deviceID else { return try EventLog.holdsPerson(appID: appID, userID: userID, on: connection) }
+        return try EventLog.holdsDevice(appID: appID, userID: userID, deviceID: deviceID, on: connection)
     }
 
     /// Saves the state of `key` after its events in `events` (on top of its latest snapshot)

@@ -73,7 +73,25 @@ extension GateService {
     /// `DELETE /v1/users/{u}`: records the erasure and its work, then answers at once (202).
     /// An unknown user gets the same answer; phase 1 finds nothing and the record says 0.
     /// An app with `maxPendingPerApp` erasures pending already gets 429 `rateLimited`.
-    public func requestErasure(appID: UUID, userID: String) async throws(ServiceError) -> ErasureRecord {
+    /// `erasureRequested` is recorded in the same transaction, naming the erasure, never the
+    /// person (SPEC §14).
+    public func requestErasure(appID: UUID, userID: String, actor: AuditActor) async throws(ServiceError) -> ErasureRecord {
+        try await recordErasure(appID: appID, userID: userID, deviceID: nil, actor: actor)
+    }
+
+    /// `DELETE /v1/users/{u}/devices/{d}`: an erasure of one device of the person, with the
+    /// same record, pages, turns, retries, acknowledgements, bound and audit entry
+    /// (`erasureRequested`, naming the erasure only) as a person's; the person's other devices
+    /// stay. An unknown device gets the same answer (a record of 0).
+    public func requestDeviceErasure(
+        appID: UUID, userID: String, deviceID: String, actor: AuditActor
+    ) async throws(ServiceError) -> ErasureRecord {
+        try await recordErasure(appID: appID, userID: userID, deviceID: deviceID, actor: actor)
+    }
+
+    /// Records an erasure of the person, or of one device of theirs, and its work, within the
+    /// app's bound on pending erasures; wakes this process's worker once it is committed.
+    func recordErasure(appID: UUID, userID: String, deviceID: String?, actor: AuditActor) async throws(ServiceError) -> ErasureRecord {
         let id = UUID()
         let limit = max(1, erasureSettings.maxPendingPerApp)
         let lockKey = Self.erasureRequestLockKey(appID: appID)
@@ -87,9 +105,12 @@ extension GateService {
                     throw ServiceError(.rateLimited, "this app has \(limit) erasures pending already; retry once some are done")
                 }
                 try connection.query("INSERT INTO erasures (id, app_id, status) VALUES (\(id), \(appID), 'pending')")
-                try connection.query("INSERT INTO erasure_work (erasure_id, app_id, user_id) VALUES (\(id), \(appID), \(userID))")
+                try connection.query(
+                    "INSERT INTO erasure_work (erasure_id, app_id, user_id, device_id) VALUES (\(id), \(appID), \(userID), \(deviceID))")
                 // The app takes part in the worker's turns from now on (first, if it never had one).
                 try connection.query("INSERT INTO erasure_turns (app_id) VALUES (\(appID)) ON CONFLICT (app_id) DO NOTHING")
+                try AdminAuditLog.record(
+                    AuditChange(appID: appID, actor: actor, action: .erasureRequested, target: id.lowercasedText), on: connection)
                 try connection.query("SELECT pg_notify(\(Self.erasureChannel), \("work"))")
                 return try Self.erasureRecord(appID: appID, id: id, on: connection) ?? ErasureRecord(
                     id: id, status: "pending", requestedAt: RFC3339.string(from: Date()), completedAt: nil, events: 0, devices: 0,

@@ -10,6 +10,10 @@ extension GateService {
     /// layer decodes `POST /v1/events`; `locgate simulate` builds them).
     public func ingest(appID: UUID, submissions: [EventSubmission]) async throws(ServiceError) -> [EventResult] {
         guard !submissions.isEmpty else { return [] }
+        if let maxClockSkew {
+            let latest = Date().addingTimeInterval(Double(maxClockSkew.components.seconds))
+            try Self.checkClockSkew(submissions, latest: latest, skew: maxClockSkew)
+        }
         var decoded: [Int: LocationEvent] = [:]
         var newEvents: [NewEvent] = []
         newEvents.reserveCapacity(submissions.count)
@@ -50,5 +54,16 @@ extension GateService {
         } catch {
             throw ServiceError(.internalError, "a stored outcome could not be read")
         }
+    }
+
+    /// SPEC §14: an `occurredAt` more than `skew` ahead of the server's clock (`latest` is now
+    /// plus `skew`) is a 422 naming `occurredAt` and the first such event; nothing of the
+    /// batch is stored.
+    static func checkClockSkew(_ submissions: [EventSubmission], latest: Date, skew: Duration) throws(ServiceError) {
+        guard let index = submissions.firstIndex(where: { $0.occurredAt > latest }) else { return }
+        throw ServiceError(
+            .validationFailed,
+            "occurredAt: more than \(skew.components.seconds) seconds ahead of the server's clock (\(RFC3339.string(from: latest)) at the latest)",
+            index: index)
     }
 }

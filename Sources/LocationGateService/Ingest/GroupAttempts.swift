@@ -4,7 +4,7 @@
 /// what happened as the next event, and answers the requests when the machine says `finish`.
 ///
 /// - All the group's requests are appended in one transaction first.
-/// - A request with a refused event (a version conflict, a rule) fails alone: it is left out
+/// - A request with a refused event (a version or id conflict, a rule) fails alone: it is left out
 ///   and the others are appended again (refusals are rare, so the common case pays for no
 ///   savepoints). After the second refusal, what is left is split in halves, in order (a
 ///   stream's requests keep their order), each appended as a group of its own with the same

@@ -280,7 +280,7 @@ final class GroupCommitter: Sendable {
                     // Find the request of the refused event; it fails with its own index.
                     let failedAt: Int
                     switch error {
-                    case .versionConflict(let at, _, _, _), .rejected(let at, _): failedAt = at
+                    case .versionConflict(let at, _, _, _), .idConflict(let at, _, _), .rejected(let at, _): failedAt = at
                     case .database: throw error
                     }
                     let number = offsets.lastIndex { $0 <= failedAt } ?? 0

@@ -11,12 +11,28 @@ public struct ChangeMessage: Sendable, Hashable {
     public var userId: String
     public var deviceId: String
     public var version: Int64
+    /// The status after the event.
     public var status: AuthorizationStatus
+    /// The effective accuracy after the event (full while temporary full accuracy lasts), as
+    /// history's `after` and the gates' `accuracy` give it.
+    public var accuracy: Accuracy
 
-    /// `{"userId", "deviceId", "version", "status"}`.
+    public init(
+        position: LogPosition, userId: String, deviceId: String, version: Int64, status: AuthorizationStatus, accuracy: Accuracy
+    ) {
+        self.position = position
+        self.userId = userId
+        self.deviceId = deviceId
+        self.version = version
+        self.status = status
+        self.accuracy = accuracy
+    }
+
+    /// `{"userId", "deviceId", "version", "status", "accuracy"}`, keys in byte order.
     public var json: String {
-        var writer = JSONWriter(capacity: 96)
+        var writer = JSONWriter(capacity: 112)
         writer.objectStart()
+        writer.field("accuracy", accuracy)
         writer.field("deviceId", deviceId)
         writer.field("status", status)
         writer.field("userId", userId)
@@ -36,7 +52,7 @@ extension GateService {
             }
             return ChangeMessage(
                 position: event.logPosition, userId: event.stream.userID, deviceId: event.stream.deviceID,
-                version: event.version, status: outcome.after.status)
+                version: event.version, status: outcome.after.status, accuracy: outcome.after.accuracy)
         }
     }
 

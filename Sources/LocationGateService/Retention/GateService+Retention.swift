@@ -11,16 +11,25 @@ extension GateService {
     }
 
     /// Sets the app's retention (1...36500 days, or nil to keep everything); the next run of
-    /// the schedule applies it.
-    public func setRetentionDays(appID: UUID, days: Int?) async throws(ServiceError) {
+    /// the schedule applies it. `retentionSet` is recorded in the same transaction (SPEC §14).
+    public func setRetentionDays(appID: UUID, days: Int?, actor: AuditActor) async throws(ServiceError) {
         if let days, !Self.retentionRange.contains(days) {
             throw ServiceError(.validationFailed, "days: a whole number of days from 1 to 36500, or null to keep everything")
         }
         try await database {
-            if let days {
-                try await pool.query("UPDATE apps SET retention_days = \(days) WHERE id = \(appID)")
-            } else {
-                try await pool.query("UPDATE apps SET retention_days = NULL WHERE id = \(appID)")
+            try await pool.transaction { connection in
+                let updated: PostgresRows
+                if let days {
+                    updated = try connection.query("UPDATE apps SET retention_days = \(days) WHERE id = \(appID)")
+                } else {
+                    updated = try connection.query("UPDATE apps SET retention_days = NULL WHERE id = \(appID)")
+                }
+                guard updated.affectedRows > 0 else { return }
+                try AdminAuditLog.record(
+                    AuditChange(
+                        appID: appID, actor: actor, action: .retentionSet, target: appID.lowercasedText,
+                        details: ["days": days.map(AuditDetail.int) ?? .null]),
+                    on: connection)
             }
         }
     }
@@ -37,5 +46,27 @@ extension GateService {
     /// One run of the retention schedule, measured against `now`.
     public func runRetention(now: Date = Date()) async throws -> Retention.Report {
         try await Retention(pool: pool, logger: logger).run(now: now)
+    }
+
+    /// A run of one app's retention now (`locgate retention run`), for at most `budget`. The
+    /// analytics rollup catches up first, as a server's would have: a run takes only events it
+    /// has counted.
+    public func runRetention(appID: UUID, now: Date = Date(), budget: Duration = .seconds(60)) async throws -> Retention.Report {
+        _ = try await AnalyticsRollup(pool: pool, logger: logger).catchUp(waitForInFlightCommits: true, patience: .seconds(60))
+        return try await Retention(pool: pool, logger: logger).run(now: now, budget: budget, appID: appID)
+    }
+
+    /// The app's last retention run that erased events (`lastRun`); nil when none has.
+    public func lastRetentionRun(appID: UUID) async throws(ServiceError) -> Retention.LastRun? {
+        try await database { try await pool.withConnection { try Retention.lastRun(appID: appID, on: $0) } }
+    }
+
+    /// What a run of the app's retention measured against `now` would erase, erasing and
+    /// recording nothing (`locgate retention run --dry-run`); nil when the app keeps everything.
+    /// The analytics rollup catches up first, as before `runRetention(appID:)`, so that the two
+    /// count the same events.
+    public func previewRetention(appID: UUID, now: Date = Date()) async throws -> Retention.Preview? {
+        _ = try await AnalyticsRollup(pool: pool, logger: logger).catchUp(waitForInFlightCommits: true, patience: .seconds(60))
+        return try await pool.withConnection { try Retention.preview(appID: appID, now: now, on: $0) }
     }
 }

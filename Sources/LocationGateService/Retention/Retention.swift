@@ -24,6 +24,10 @@ import PostgresClient
 /// take them, so that an erasure of one of them is wholly before or after) and the snapshot
 /// lock (a rebuild never reads a half-saved snapshot). Runs hold the archive lock shared: no
 /// run while `locgate archive` exports, and no archive while a run deletes.
+///
+/// A run that erases events of an app records it as the app's last run (`retention_runs`:
+/// when, the cut, how many events and how many devices; `GET /v1/apps/{appId}/retention`'s
+/// `lastRun`). `preview` counts what a run would erase now, erasing and recording nothing.
 public struct Retention: Sendable {
     let pool: PostgresConnectionPool
     let logger: Logger
@@ -46,6 +50,22 @@ public struct Retention: Sendable {
         public var skipped = false
     }
 
+    /// An app's last run that erased events, as `lastRun` shows it: when it ran, the time
+    /// before which recorded events were erased, and how many events and devices.
+    public struct LastRun: Sendable, Encodable, Equatable {
+        public var at: String
+        public var cut: String
+        public var events: Int64
+        public var devices: Int64
+    }
+
+    /// What a run of one app would erase now (`locgate retention run --dry-run`).
+    public struct Preview: Sendable, Encodable, Equatable {
+        public var cut: String
+        public var events: Int64
+        public var devices: Int64
+    }
+
     /// One server's runs at a time across the cluster (a session lock, held for the run).
     static let runLockKey = Int64(0x7265_7465_6e74_696f)
     /// Events read per batch.
@@ -55,12 +75,13 @@ public struct Retention: Sendable {
     let runs = Counter(label: "locgate_retention_runs_total")
     let runDuration = Timer(label: "locgate_retention_run_duration_seconds")
 
-    /// Erases every app's events recorded more than its retention before `now`, for at most
-    /// `budget`; a run that stops there says so (`unfinished`), and the next one goes on.
-    public func run(now: Date = Date(), budget: Duration = .seconds(60)) async throws -> Report {
+    /// Erases every app's events recorded more than its retention before `now` (only `appID`'s,
+    /// when given), for at most `budget`; a run that stops there says so (`unfinished`), and
+    /// the next one goes on.
+    public func run(now: Date = Date(), budget: Duration = .seconds(60), appID: UUID? = nil) async throws -> Report {
         let started = ContinuousClock.now
         let report = try await pool.withConnection { connection in
-            try Self.run(now: now, budget: budget, on: connection)
+            try Self.run(now: now, budget: budget, appID: appID, on: connection)
         }
         let elapsed = ContinuousClock.now - started
         runs.increment()
@@ -74,7 +95,7 @@ public struct Retention: Sendable {
         return report
     }
 
-    static func run(now: Date, budget: Duration, on connection: PostgresConnection) throws -> Report {
+    static func run(now: Date, budget: Duration, appID only: UUID? = nil, on connection: PostgresConnection) throws -> Report {
         var report = Report()
         guard try connection.query("SELECT pg_try_advisory_lock(\(runLockKey))").first?.decode(0, as: Bool.self) == true else {
             report.skipped = true
@@ -86,29 +107,107 @@ public struct Retention: Sendable {
             return report
         }
         defer { _ = try? connection.query("SELECT pg_advisory_unlock_shared(\(EventArchive.runLockKey))") }
-        let apps: [(UUID, Int64)] = try connection.query(
-            "SELECT id, retention_days FROM apps WHERE retention_days IS NOT NULL ORDER BY id"
-        ).map { (try $0.decode(0), try $0.decode(1)) }
+        let rows: PostgresRows
+        if let only {
+            rows = try connection.query("SELECT id, retention_days FROM apps WHERE retention_days IS NOT NULL AND id = \(only)")
+        } else {
+            rows = try connection.query("SELECT id, retention_days FROM apps WHERE retention_days IS NOT NULL ORDER BY id")
+        }
+        let apps: [(UUID, Int64)] = try rows.map { (try $0.decode(0), try $0.decode(1)) }
         report.apps = apps.count
+        let startedAt = Date()
         let deadline = ContinuousClock.now + budget
         for (appID, days) in apps {
             let cut = now.addingTimeInterval(-Double(days) * 86_400)
+            var erased = AppRun()
+            // Whatever way the app's part of the run ends (done, out of time, a failed batch),
+            // what it erased is its last run.
+            defer {
+                if erased.events > 0 {
+                    try? recordLastRun(appID: appID, at: startedAt, cut: cut, erased, on: connection)
+                }
+            }
             while true {
                 guard ContinuousClock.now < deadline else {
                     report.unfinished = true
                     return report
                 }
-                let batch = try connection.transaction { connection in try erase(appID: appID, before: cut, on: connection) }
+                let earlier = erased.archives
+                let batch = try connection.transaction { connection in
+                    try erase(appID: appID, before: cut, earlierInRun: earlier, on: connection)
+                }
                 report.events += batch.events
                 report.devices += batch.devices
+                erased.events += Int64(batch.events)
+                erased.devices += Int64(batch.newDevices)
+                if let archive = batch.archive { erased.archives.append(archive) }
                 if batch.events == 0 || !batch.full { break }
             }
         }
         return report
     }
 
-    /// One batch of one app, in the caller's transaction.
-    static func erase(appID: UUID, before cut: Date, on connection: PostgresConnection) throws -> (events: Int, devices: Int, full: Bool) {
+    /// What a run erased of one app so far: events, devices (each counted once, however many
+    /// batches took its events) and the `retention` rows of its batches.
+    struct AppRun {
+        var events: Int64 = 0
+        var devices: Int64 = 0
+        var archives: [Int64] = []
+    }
+
+    /// Records the app's last run (replacing the one before).
+    static func recordLastRun(appID: UUID, at: Date, cut: Date, _ run: AppRun, on connection: PostgresConnection) throws {
+        try connection.query(
+            """
+            INSERT INTO retention_runs (app_id, at, cut, events, devices)
+            VALUES (\(appID), \(at), \(cut), \(run.events), \(run.devices))
+            ON CONFLICT (app_id) DO UPDATE SET at = excluded.at, cut = excluded.cut, events = excluded.events, devices = excluded.devices
+            """)
+    }
+
+    /// The app's last run that erased events; nil when none has.
+    static func lastRun(appID: UUID, on connection: PostgresConnection) throws -> LastRun? {
+        try connection.query("SELECT at, cut, events, devices FROM retention_runs WHERE app_id = \(appID)").first.map { row in
+            LastRun(
+                at: RFC3339.string(from: try row.decode(0)), cut: RFC3339.string(from: try row.decode(1)),
+                events: try row.decode(2), devices: try row.decode(3))
+        }
+    }
+
+    /// What a run of the app measured against `now` would erase, erasing nothing: the prefix,
+    /// in global order, of the app's events the analytics rollup has counted that were recorded
+    /// before the cut (a run stops at the first event recorded after it), and the devices they
+    /// belong to. Nil when the app keeps everything.
+    static func preview(appID: UUID, now: Date, on connection: PostgresConnection) throws -> Preview? {
+        guard let days = try connection.query("SELECT retention_days FROM apps WHERE id = \(appID)")
+            .first?.decodeIfPresent(0, as: Int64.self) else { return nil }
+        let cut = now.addingTimeInterval(-Double(days) * 86_400)
+        let checkpoint = try AnalyticsRollup.checkpoint(on: connection)
+        let transaction = String(checkpoint.transactionID)
+        let row = try connection.query(
+            """
+            WITH kept AS (
+                SELECT e.tx_id, e.position FROM events e
+                WHERE e.app_id = \(appID) AND (e.tx_id, e.position) <= (\(transaction)::xid8, \(checkpoint.position))
+                  AND e.recorded_at >= \(cut)
+                ORDER BY e.tx_id, e.position
+                LIMIT 1)
+            SELECT count(*), count(DISTINCT (e.user_id, e.device_id)) FROM events e
+            WHERE e.app_id = \(appID) AND (e.tx_id, e.position) <= (\(transaction)::xid8, \(checkpoint.position))
+              AND (NOT EXISTS (SELECT 1 FROM kept) OR (e.tx_id, e.position) < (SELECT k.tx_id, k.position FROM kept k))
+            """
+        ).first
+        return Preview(
+            cut: RFC3339.string(from: cut), events: try row?.decode(0, as: Int64.self) ?? 0,
+            devices: try row?.decode(1, as: Int64.self) ?? 0)
+    }
+
+    /// One batch of one app, in the caller's transaction. `earlierInRun`: the `retention` rows
+    /// of the run's earlier batches of this app, so that `newDevices` counts only the devices no
+    /// earlier batch of the run took events of.
+    static func erase(
+        appID: UUID, before cut: Date, earlierInRun: [Int64] = [], on connection: PostgresConnection
+    ) throws -> (events: Int, devices: Int, full: Bool, archive: Int64?, newDevices: Int) {
         try connection.query("SET LOCAL lock_timeout = '10s'")
         try connection.query("SELECT pg_advisory_xact_lock(\(ArchiveSnapshot.lockKey))")
         let checkpoint = try AnalyticsRollup.checkpoint(on: connection)
@@ -118,13 +217,13 @@ public struct Retention: Sendable {
             return (Array(old), old.count == batchSize)
         }
         let first = try candidates()
-        guard !first.events.isEmpty else { return (0, 0, false) }
+        guard !first.events.isEmpty else { return (0, 0, false, nil, 0) }
         let persons = Set(first.events.map(\.stream.userID))
         try EventLog.lockPersonsShared(persons.map { (appID, $0) }, on: connection)
         // Read again under the locks: an erasure that went first removed its person's events.
         let (read, full) = try candidates()
         let events = read.filter { persons.contains($0.stream.userID) }
-        guard !events.isEmpty else { return (0, 0, full) }
+        guard !events.isEmpty else { return (0, 0, full, nil, 0) }
 
         // The devices' snapshots, then their events folded on top, in order.
         let keys = Array(Set(events.map(\.stream)))
@@ -153,7 +252,20 @@ public struct Retention: Sendable {
         guard forgotten == Int64(events.count) else {
             throw PostgresError(.decoding, message: "retention: \(forgotten) events deleted for \(events.count) read; the batch is rolled back")
         }
+        // Devices an earlier batch of this run took events of have their snapshot under that
+        // batch's row until the line below supersedes it.
+        var seen: Int64 = 0
+        if !earlierInRun.isEmpty {
+            seen = try connection.query(
+                """
+                SELECT count(*) FROM stream_snapshots s
+                JOIN unnest(\(PostgresArray(keys.map(\.userID))), \(PostgresArray(keys.map(\.deviceID)))) AS k(u, d)
+                  ON s.user_id = k.u AND s.device_id = k.d
+                WHERE s.app_id = \(appID) AND s.archive_id = ANY(\(PostgresArray(earlierInRun)))
+                """
+            ).first?.decode(0, as: Int64.self) ?? 0
+        }
         try ArchiveSnapshot.removeSuperseded(keys, by: id, on: connection)
-        return (events.count, keys.count, full)
+        return (events.count, keys.count, full, id, keys.count - Int(seen))
     }
 }

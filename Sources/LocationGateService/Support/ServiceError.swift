@@ -9,6 +9,8 @@ public struct ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
         /// A known path with another method (405; routing).
         case methodNotAllowed
         case versionConflict
+        /// An event whose id is stored already with other content (409; SPEC §14).
+        case idConflict
         case tooLarge
         case validationFailed
         case ruleViolation

@@ -1,0 +1,336 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import LocationAuthorization
+import LocationGateService
+
+/// The feature page's changes (SPEC §15): edit a feature (its requirements, services, accuracy,
+/// kill switch and app version floor), see what saving it would change for the app's devices
+/// now, then save; and a kill switch one click away per feature on the features page.
+///
+/// - `GET /dashboard/features/{key}`: the editor, filled with the feature as the catalog holds
+///   it (a key the catalog lacks: a new feature). With `preview=1` and the form's fields in the
+///   query (the form's Preview button), the same form with what was entered and, under it, the
+///   preview (`GateService.previewFeature`) as a table with its CSV link: reading only, so a GET.
+/// - `POST /dashboard/features/{key}` (the form's Save button): puts the feature, then 303 back
+///   to the editor with `saved=1`; a refused definition shows the form again with the reason.
+/// - `POST /dashboard/features/{key}/switch` with `disabled=true` or `false`: the kill switch,
+///   the rest of the feature as it is; 303 to the features page.
+/// - `GET /dashboard/feature?key=` (the features page's "new feature" form): 303 to the editor.
+///
+/// All of them need a session signed in with an admin key (a read key's session gets 403 and a
+/// message page); the two POSTs also need the server's own `Origin`, as sign-in and sign-out do
+/// (with the session cookie's SameSite=Strict, a page of another site cannot post them). A
+/// change is recorded as the session's key's, as the same change through the API would be.
+extension DashboardRoutes {
+    func registerFeatureEditor(on pages: RouteTable) {
+        pages.get("/dashboard/feature", use: findFeature)
+        pages.get("/dashboard/features/:key", use: featureEditor)
+        pages.post("/dashboard/features/:key", use: saveFeature)
+        pages.post("/dashboard/features/:key/switch", use: switchFeature)
+    }
+
+    @Sendable func findFeature(_ request: Request, context: AppRequestContext) async throws -> Response {
+        guard let identity = context.identity else { return Self.toSignIn() }
+        guard identity.scope == .admin else { return try Self.adminOnly() }
+        let key = request.uri.queryParameters.get("key") ?? ""
+        guard Self.isFeatureKey(key) else {
+            return try Self.render(.badRequest, .message, MessageView(
+                layout: DashboardLayout(title: "Features", active: "/dashboard/features", signedIn: true),
+                message: "A feature key is 1 to 64 characters of A-Z a-z 0-9 . _ -", back: true))
+        }
+        return Response(status: .seeOther, headers: [.location: Self.editorPath(key)])
+    }
+
+    @Sendable func featureEditor(_ request: Request, context: AppRequestContext) async throws -> Response {
+        guard let identity = context.identity else { return Self.toSignIn() }
+        guard identity.scope == .admin else { return try Self.adminOnly() }
+        guard let key = Self.featureKey(context) else { throw APIError(.notFound, "no such feature") }
+        let query = request.uri.queryParameters
+        let saved = query.get("saved") == "1"
+        let previewing = query.get("preview") == "1"
+        let pairs = query.map { (String($0.key), String($0.value)) }
+        return try await page(request, context) { identity, _ in
+            let current = try await service.features.feature(appID: identity.appID, key: key)
+            guard previewing else {
+                let form = current.map(FeatureForm.init(feature:)) ?? FeatureForm()
+                return Self.editorPage(key: key, form: form, isNew: current == nil, saved: saved)
+            }
+            let form = FeatureForm(pairs: pairs)
+            let feature: Feature
+            do throws(ServiceError) {
+                feature = try form.feature(key: key)
+            } catch {
+                return Self.editorPage(key: key, form: form, isNew: current == nil, error: error.message)
+            }
+            let preview = try await service.previewFeature(appID: identity.appID, feature: feature)
+            return Self.editorPage(key: key, form: form, isNew: current == nil, preview: preview)
+        }
+    }
+
+    @Sendable func saveFeature(_ request: Request, context: AppRequestContext) async throws -> Response {
+        guard let identity = context.identity else { return Self.toSignIn() }
+        try requireOwnOrigin(request)
+        guard identity.scope == .admin else { return try Self.adminOnly() }
+        guard let key = Self.featureKey(context) else { throw APIError(.notFound, "no such feature") }
+        var request = request
+        let form = FeatureForm(pairs: Self.formPairs(String(decoding: try await request.bodyData(limit: 64 * 1024), as: UTF8.self)))
+        func refused(_ message: String) async throws -> Response {
+            let current = try await service.features.feature(appID: identity.appID, key: key)
+            let page = Self.editorPage(key: key, form: form, isNew: current == nil, error: message)
+            return try Self.render(.unprocessableContent, .feature, page.view(for: request))
+        }
+        let feature: Feature
+        do {
+            feature = try form.feature(key: key)
+        } catch {
+            return try await refused(error.message)
+        }
+        do {
+            _ = try await service.features.put(appID: identity.appID, feature: feature, actor: .key(identity.keyID))
+        } catch let error as ServiceError where error.code == .validationFailed {
+            return try await refused(error.message)
+        }
+        return Response(status: .seeOther, headers: [.location: Self.editorPath(key) + "?saved=1"])
+    }
+
+    @Sendable func switchFeature(_ request: Request, context: AppRequestContext) async throws -> Response {
+        guard let identity = context.identity else { return Self.toSignIn() }
+        try requireOwnOrigin(request)
+        guard identity.scope == .admin else { return try Self.adminOnly() }
+        guard let key = Self.featureKey(context), var feature = try await service.features.feature(appID: identity.appID, key: key) else {
+            throw APIError(.notFound, "no such feature")
+        }
+        var request = request
+        let body = String(decoding: try await request.bodyData(limit: 16 * 1024), as: UTF8.self)
+        switch Self.formValue("disabled", in: body) ?? "" {
+        case "true": feature.disabled = true
+        case "false": feature.disabled = false
+        default: throw APIError(.invalidRequest, "disabled: must be true or false")
+        }
+        _ = try await service.features.put(appID: identity.appID, feature: feature, actor: .key(identity.keyID))
+        return Response(status: .seeOther, headers: [.location: "/dashboard/features"])
+    }
+
+    // MARK: - Helpers
+
+    /// 403 with a message page: a read key's session sees the catalog, an admin key's changes it.
+    static func adminOnly() throws -> Response {
+        try render(.forbidden, .message, MessageView(
+            layout: DashboardLayout(title: "Features", active: "/dashboard/features", signedIn: true),
+            message: "Changing features needs a session signed in with an admin key.", back: true))
+    }
+
+    static func isFeatureKey(_ key: String) -> Bool {
+        (try? ClientText.checkKey(key, field: "key", bytes: 1...64)) != nil
+    }
+
+    /// The path's feature key, when it is one a feature can have.
+    static func featureKey(_ context: AppRequestContext) -> String? {
+        let raw = context.parameters.get("key") ?? ""
+        let key = raw.contains("%") ? raw.removingPercentEncoding ?? "" : raw
+        return isFeatureKey(key) ? key : nil
+    }
+
+    static func editorPath(_ key: String) -> String {
+        "/dashboard/features/" + PercentEncoding.segment(key)
+    }
+
+    /// Every field of an `application/x-www-form-urlencoded` body, in order (a checkbox group
+    /// sends its name once per checked box).
+    static func formPairs(_ body: String) -> [(String, String)] {
+        func decoded(_ text: Substring) -> String? {
+            String(text).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+        }
+        return body.split(separator: "&").compactMap { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = parts.first.flatMap(decoded), let value = parts.count == 2 ? decoded(parts[1]) : "" else { return nil }
+            return (name, value)
+        }
+    }
+
+    /// The editor, with the preview's table (and chart) under it when there is one.
+    static func editorPage(
+        key: String, form: FeatureForm, isNew: Bool, saved: Bool = false, error: String? = nil, preview: FeaturePreview? = nil
+    ) -> DashboardPage {
+        var sections: [DashboardPage.Section] = []
+        if let preview {
+            let table = DashboardTable(
+                id: "preview", title: "What saving would change, of \(preview.devices) devices now",
+                columns: ["from", "to", "devices", "byPlatform", "sample"],
+                rows: preview.changes.map { change in
+                    [.text(describe(change.from)), .text(describe(change.to)), .count(Double(change.devices)),
+                     .text(change.byPlatform.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")),
+                     .text(change.sample.map { "\($0.userId)/\($0.deviceId)" }.joined(separator: ", "))]
+                })
+            let bars = preview.changes.map { (label: "\(describe($0.from)) → \(describe($0.to))", value: Double($0.devices)) }
+            sections.append(.init(chart: bars.isEmpty ? .empty : SVGChart.bars(bars, format: { String(Int($0)) }), table: table))
+        }
+        return DashboardPage(
+            template: .feature, title: isNew ? "New feature" : "Feature", active: "/dashboard/features", filters: nil,
+            groupChoices: [], sections: sections,
+            editor: DashboardPage.FeatureEditor(key: key, form: form, isNew: isNew, saved: saved, error: error, preview: preview))
+    }
+
+    /// A preview's outcome as a cell: "on", or "off (reason)".
+    static func describe(_ outcome: FeaturePreview.Outcome) -> String {
+        outcome.enabled ? "on" : "off (\(outcome.reason))"
+    }
+}
+
+/// The editor's fields as the form sends them (`feature.mustache`), read by the API's own
+/// parser (`FeatureCatalog.parseDefinition`), so the dashboard refuses what `PUT` refuses.
+struct FeatureForm: Sendable {
+    var requires = Tier.whenInUse.rawValue
+    var services: [String] = []
+    var accuracy = AccuracyNeed.any.rawValue
+    var delivery = FeatureDelivery.locationManager.rawValue
+    /// "" for the default (true when `requires` is `always`), else "true" or "false".
+    var background = ""
+    var description = ""
+    var minAppVersion = ""
+    var disabled = false
+
+    init() {}
+
+    init(feature: Feature) {
+        requires = feature.requires.rawValue
+        services = feature.services.map(\.rawValue)
+        accuracy = feature.accuracy.rawValue
+        delivery = feature.delivery.rawValue
+        background = feature.background == (feature.requires == .always) ? "" : String(feature.background)
+        description = feature.description ?? ""
+        minAppVersion = feature.minAppVersion?.text ?? ""
+        disabled = feature.disabled
+    }
+
+    /// The fields of a query or a form body; unknown fields are ignored (the page's own
+    /// `preview`, `saved`).
+    init(pairs: [(String, String)]) {
+        for (name, value) in pairs {
+            switch name {
+            case "requires": requires = value
+            case "services": services.append(value)
+            case "accuracy": accuracy = value
+            case "delivery": delivery = value
+            case "background": background = value
+            case "description": description = value
+            case "minAppVersion": minAppVersion = value
+            case "disabled": disabled = value == "true"
+            default: break
+            }
+        }
+    }
+
+    /// The feature the form defines, or the API's refusal (`validationFailed` naming the field).
+    func feature(key: String) throws(ServiceError) -> Feature {
+        struct Definition: Encodable {
+            var requires: String
+            var services: [String]
+            var accuracy: String
+            var delivery: String
+            var background: Bool?
+            var description: String?
+            var disabled: Bool
+            var minAppVersion: String?
+        }
+        let background: Bool?
+        switch self.background {
+        case "": background = nil
+        case "true": background = true
+        case "false": background = false
+        default: throw ServiceError(.validationFailed, "background: must be true or false")
+        }
+        // A form's empty field is no value; a floor typed with spaces around it is meant without.
+        let floor = minAppVersion.trimmingCharacters(in: .whitespaces)
+        let body: Data
+        do {
+            body = try JSONEncoder().encode(Definition(
+                requires: requires, services: services, accuracy: accuracy, delivery: delivery, background: background,
+                description: description.isEmpty ? nil : description, disabled: disabled, minAppVersion: floor.isEmpty ? nil : floor))
+        } catch {
+            throw ServiceError(.invalidRequest, "the form could not be read")
+        }
+        return try FeatureCatalog.parseDefinition(key: key, body: body)
+    }
+}
+
+extension DashboardPage {
+    /// The feature editor (`feature.mustache`): the form's fields as the page shows them.
+    struct FeatureEditor {
+        /// One checkbox of the services.
+        struct Choice {
+            var name: String
+            var checked: Bool
+        }
+
+        var key: String
+        /// The form's address: GET with `preview=1` previews, POST saves.
+        var action: String
+        var isNew: Bool
+        var saved: Bool
+        var error: String?
+        var requiresOptions: [Option]
+        var accuracyOptions: [Option]
+        var deliveryOptions: [Option]
+        var backgroundOptions: [Option]
+        var serviceChoices: [Choice]
+        var descriptionText: String
+        var minAppVersion: String
+        var disabled: Bool
+        /// A preview was asked for and answered (its table follows the form).
+        var previewed: Bool
+        /// ... and no device would change.
+        var unchanged: Bool
+
+        init(key: String, form: FeatureForm, isNew: Bool, saved: Bool, error: String?, preview: FeaturePreview?) {
+            func options(_ values: [String], _ chosen: String, labels: [String: String] = [:]) -> [Option] {
+                values.map { Option(value: $0, label: labels[$0] ?? $0, selected: $0 == chosen) }
+            }
+            self.key = key
+            action = DashboardRoutes.editorPath(key)
+            self.isNew = isNew
+            self.saved = saved
+            self.error = error
+            requiresOptions = options(Tier.allCases.map(\.rawValue), form.requires)
+            accuracyOptions = options(AccuracyNeed.allCases.map(\.rawValue), form.accuracy)
+            deliveryOptions = options(FeatureDelivery.allCases.map(\.rawValue), form.delivery)
+            backgroundOptions = options(
+                ["", "true", "false"], form.background, labels: ["": "default (yes for always)", "true": "yes", "false": "no"])
+            serviceChoices = LocationService.allCases.map { Choice(name: $0.rawValue, checked: form.services.contains($0.rawValue)) }
+            descriptionText = form.description
+            minAppVersion = form.minAppVersion
+            disabled = form.disabled
+            previewed = preview != nil
+            unchanged = preview?.changes.isEmpty ?? false
+        }
+    }
+
+    /// The features page's kill switches (`features.mustache`): one form per feature, and for
+    /// an admin key's session a link to its editor.
+    struct Catalog {
+        struct Entry {
+            var key: String
+            var href: String
+            var switchAction: String
+            /// "on", or "disabled" while the kill switch is on.
+            var state: String
+            /// The value the button posts: the other state.
+            var switchTo: String
+            var switchLabel: String
+        }
+
+        var canEdit: Bool
+        var entries: [Entry]
+
+        init(_ features: [Feature], canEdit: Bool) {
+            self.canEdit = canEdit
+            entries = features.map { feature in
+                let path = DashboardRoutes.editorPath(feature.key)
+                return Entry(
+                    key: feature.key, href: path, switchAction: path + "/switch", state: feature.disabled ? "disabled" : "on",
+                    switchTo: feature.disabled ? "false" : "true", switchLabel: feature.disabled ? "Turn on" : "Turn off")
+            }
+        }
+    }
+}

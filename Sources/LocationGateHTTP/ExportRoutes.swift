@@ -1,0 +1,39 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import LocationGateService
+import NIOCore
+
+/// Access and portability (SPEC §13, GDPR Art. 15 and 20): `GET /v1/users/{u}/export` (the
+/// app's admin key) answers everything LocationGate holds of a person,
+/// `{"devices": [{"decisions", "deviceId", "history", "state"}], "exportedAt", "userId"}`,
+/// streamed as it is read (`UserExport`): the server holds a page of it at a time, whatever the
+/// person's size. An unknown user gets `"devices": []`. Logs and metrics name the route
+/// template, never the id.
+struct ExportRoutes {
+    let service: any ExportService
+
+    var collection: RouteCollection<AppRequestContext> {
+        let routes = RouteCollection(context: AppRequestContext.self)
+        routes.scoped(.admin).get("/v1/users/:user/export", use: export)
+        return routes
+    }
+
+    /// The person's first devices are read before the answer starts, so that a database that
+    /// cannot answer is a 503 rather than a body cut short; the rest is written as it is read.
+    @Sendable func export(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.caller()
+        let user = try PathParameters.identifier(context, "user", field: "userId")
+        let export = try await service.beginExport(appID: identity.appID, userID: user, now: Date())
+        let service = self.service
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        headers[.cacheControl] = "no-store"
+        return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+            try await service.writeExport(export) { bytes in
+                try await writer.write(ByteBuffer(bytes: bytes))
+            }
+            try await writer.finish(nil)
+        })
+    }
+}

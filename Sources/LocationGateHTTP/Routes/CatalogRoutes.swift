@@ -1,0 +1,138 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import LocationAuthorization
+import LocationGateService
+
+/// Apps, keys and features (SPEC §4, §5), from the service's catalog face (`CatalogService`):
+/// `POST /v1/apps` takes the configuration's admin token alone; keys and changes to features
+/// take an admin key; reading features a read or admin key. Every change is recorded in the
+/// admin audit trail with the key that made it (or the admin token).
+struct CatalogRoutes {
+    let catalog: any CatalogService
+
+    var collection: RouteCollection<AppRequestContext> {
+        let routes = RouteCollection(context: AppRequestContext.self)
+        let adminToken = routes.scoped(.adminToken)
+        let admin = routes.scoped(.admin)
+        let read = routes.scoped(.read)
+        adminToken.post("/v1/apps", use: createApp)
+        admin.post("/v1/keys", use: createKey)
+        admin.delete("/v1/keys/:id", use: revokeKey)
+        admin.put("/v1/features/:key", use: putFeature)
+        read.get("/v1/features", use: listFeatures)
+        read.get("/v1/features/:key", use: getFeature)
+        admin.delete("/v1/features/:key", use: deleteFeature)
+        admin.post("/v1/features/:key/preview", use: previewFeature)
+        return routes
+    }
+
+    // MARK: - Apps and keys
+
+    @Sendable func createApp(_ request: Request, context: AppRequestContext) async throws -> Response {
+        struct Body: Decodable { var name: String }
+        var request = request
+        let body = try ConfigurationBody.decode(Body.self, from: try await request.bodyData(limit: 64 * 1024), shape: ConfigurationBody.app)
+        let created = try await catalog.createApp(name: body.name, actor: .adminToken)
+        struct Created: Encodable { var appId: String; var name: String; var apiKey: String; var keyId: String }
+        return try JSONResponse.make(
+            .created,
+            Created(
+                appId: created.appID.uuidString.lowercased(), name: body.name, apiKey: created.apiKey,
+                keyId: created.keyID.uuidString.lowercased()))
+    }
+
+    @Sendable func createKey(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.caller()
+        struct Body: Decodable { var scope: String; var deviceBound: Bool? }
+        var request = request
+        let body = try ConfigurationBody.decode(Body.self, from: try await request.bodyData(limit: 64 * 1024), shape: ConfigurationBody.key)
+        guard let scope = KeyScope(rawValue: body.scope) else {
+            throw APIError(.validationFailed, "scope: must be ingest, read or admin")
+        }
+        let deviceBound = body.deviceBound ?? false
+        let created = try await catalog.createKey(
+            appID: identity.appID, scope: scope, deviceBound: deviceBound, actor: .key(identity.keyID))
+        struct Created: Encodable {
+            var id: String
+            var scope: String
+            var key: String
+            var deviceBound: Bool
+            var tokenSecret: String?
+        }
+        return try JSONResponse.make(
+            .created,
+            Created(
+                id: created.id.uuidString.lowercased(), scope: scope.rawValue, key: created.key, deviceBound: deviceBound,
+                tokenSecret: created.tokenSecret))
+    }
+
+    @Sendable func revokeKey(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.caller()
+        guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else {
+            throw APIError(.notFound, "no such key")
+        }
+        guard try await catalog.revokeKey(appID: identity.appID, keyID: id, actor: .key(identity.keyID)) else {
+            throw APIError(.notFound, "no such key")
+        }
+        return Response(status: .noContent)
+    }
+
+    // MARK: - Features
+
+    @Sendable func putFeature(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.caller()
+        let feature = try await Self.feature(request, context)
+        let created = try await catalog.putFeature(appID: identity.appID, feature: feature, actor: .key(identity.keyID))
+        return try JSONResponse.make(created ? .created : .ok, feature)
+    }
+
+    /// `POST /v1/features/{key}/preview` (SPEC §15): the body as PUT takes it, nothing stored;
+    /// what that PUT would change for the app's devices now.
+    @Sendable func previewFeature(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.caller()
+        let feature = try await Self.feature(request, context)
+        return try JSONResponse.make(.ok, try await catalog.previewFeature(appID: identity.appID, feature: feature))
+    }
+
+    /// The feature of a PUT or preview body: a member the API does not define is a 422 naming
+    /// it (a `"enabled": false` must not look accepted), then `FeatureCatalog`'s checks.
+    static func feature(_ request: Request, _ context: AppRequestContext) async throws -> Feature {
+        let key = context.parameters.get("key") ?? ""
+        var request = request
+        let body = try await request.bodyData(limit: 64 * 1024)
+        try ConfigurationBody.checkMembers(of: body, shape: ConfigurationBody.feature)
+        do {
+            return try FeatureCatalog.parseDefinition(key: key, body: body)
+        } catch {
+            throw APIError(error)
+        }
+    }
+
+    @Sendable func listFeatures(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.caller()
+        struct List: Encodable { var features: [Feature] }
+        return try JSONResponse.make(.ok, List(features: try await catalog.listFeatures(appID: identity.appID)))
+    }
+
+    @Sendable func getFeature(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.caller()
+        let key = context.parameters.get("key") ?? ""
+        guard let feature = try await catalog.feature(appID: identity.appID, key: key) else {
+            throw APIError(.notFound, "no feature \(key.prefix(128))")
+        }
+        return try JSONResponse.make(.ok, feature)
+    }
+
+    @Sendable func deleteFeature(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.caller()
+        let key = context.parameters.get("key") ?? ""
+        // A key no feature can have is not looked up (nor sent to the database).
+        guard (try? ClientText.checkKey(key, field: "key", bytes: 1...64)) != nil,
+            try await catalog.deleteFeature(appID: identity.appID, key: key, actor: .key(identity.keyID))
+        else {
+            throw APIError(.notFound, "no feature \(key.prefix(128))")
+        }
+        return Response(status: .noContent)
+    }
+}

@@ -1,0 +1,58 @@
+import EventLog
+import Foundation
+import Hummingbird
+import LocationAuthorization
+import LocationGateService
+
+/// A device's history and its state as of a time or a version (SPEC §5), for read and admin
+/// keys, from the service's audit face (`HistoryReading`).
+struct HistoryRoutes {
+    let history: any HistoryReading
+
+    var collection: RouteCollection<AppRequestContext> {
+        let routes = RouteCollection(context: AppRequestContext.self)
+        let read = routes.scoped(.read)
+        read.get("/v1/users/:user/devices/:device/history", use: historyPage)
+        read.get("/v1/users/:user/devices/:device/state", use: state)
+        return routes
+    }
+
+    @Sendable func historyPage(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.caller()
+        let key = try PathParameters.streamKey(identity, context)
+        let query = try QueryParameters(of: request)
+        let after = try integer(query.get("afterVersion"), "afterVersion", default: 0, range: 0...Int64.max)
+        let limit = try integer(query.get("limit"), "limit", default: 100, range: 1...1000)
+        let page = try await history.history(key, afterVersion: after, limit: Int(limit))
+        return JSONResponse.make(.ok, data: Data(page.json))
+    }
+
+    @Sendable func state(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.caller()
+        let key = try PathParameters.streamKey(identity, context)
+        let query = try QueryParameters(of: request)
+        let asOfText = query.get("asOf")
+        let versionText = query.get("version")
+        if asOfText != nil && versionText != nil {
+            throw APIError(.invalidRequest, "give asOf or version, not both")
+        }
+        var asOf: Date?
+        if let asOfText {
+            guard let date = RFC3339.date(from: asOfText) else { throw APIError(.invalidRequest, "asOf: not an RFC 3339 time") }
+            guard RFC3339.acceptedRange.contains(date) else {
+                throw APIError(.validationFailed, "asOf: \(RFC3339.rangeMessage)")
+            }
+            asOf = date
+        }
+        let version = try versionText.map { try integer($0, "version", default: 0, range: 0...Int64.max) }
+        return try JSONResponse.make(.ok, try await history.state(key, asOf: asOf, version: version))
+    }
+
+    private func integer(_ text: String?, _ name: String, default value: Int64, range: ClosedRange<Int64>) throws -> Int64 {
+        guard let text else { return value }
+        guard let number = Int64(text), range.contains(number) else {
+            throw APIError(.invalidRequest, "\(name): must be an integer from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return number
+    }
+}

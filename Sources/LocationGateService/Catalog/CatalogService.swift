@@ -1,0 +1,73 @@
+import Foundation
+import LocationAuthorization
+
+/// The catalog face of the service (SPEC §4, §5, §14): apps, their API keys and their feature
+/// catalogs. Every change is recorded in the admin audit trail with its `actor`, in the
+/// change's own transaction.
+public protocol CatalogService: Sendable {
+    /// Creates an app and its first key, with scope admin.
+    func createApp(name: String, actor: AuditActor) async throws(ServiceError) -> (appID: UUID, apiKey: String, keyID: UUID)
+    /// The app's name; nil when there is no such app.
+    func appName(appID: UUID) async throws(ServiceError) -> String?
+    /// Makes a key of the app; a device-bound ingest key also gets its token secret. The key
+    /// and the secret are answered once and never stored as text.
+    func createKey(
+        appID: UUID, scope: KeyScope, deviceBound: Bool, actor: AuditActor
+    ) async throws(ServiceError) -> (id: UUID, key: String, tokenSecret: String?)
+    /// Revokes one of the app's keys; false when the app has no such live key.
+    func revokeKey(appID: UUID, keyID: UUID, actor: AuditActor) async throws(ServiceError) -> Bool
+    /// The app's live keys, oldest first: never a key or its hash.
+    func listKeys(appID: UUID) async throws(ServiceError) -> [APIKeys.Listing]
+    /// The app's features, sorted by key.
+    func listFeatures(appID: UUID) async throws(ServiceError) -> [Feature]
+    /// One feature of the app; nil when it has none with that key.
+    func feature(appID: UUID, key: String) async throws(ServiceError) -> Feature?
+    /// Creates or replaces a feature; true when it was created.
+    func putFeature(appID: UUID, feature: Feature, actor: AuditActor) async throws(ServiceError) -> Bool
+    /// Deletes a feature; false when there was none.
+    func deleteFeature(appID: UUID, key: String, actor: AuditActor) async throws(ServiceError) -> Bool
+    /// What putting `feature` would change for the app's devices now, changing nothing (SPEC §15).
+    func previewFeature(appID: UUID, feature: Feature) async throws(ServiceError) -> FeaturePreview
+}
+
+/// The catalog's parts (`apps`, `keys`, `features`) behind one face, their errors translated
+/// as every service call's are.
+extension GateService: CatalogService {
+    public func createApp(name: String, actor: AuditActor) async throws(ServiceError) -> (appID: UUID, apiKey: String, keyID: UUID) {
+        try await database { try await apps.create(name: name, actor: actor) }
+    }
+
+    public func appName(appID: UUID) async throws(ServiceError) -> String? {
+        try await apps.name(appID: appID)
+    }
+
+    public func createKey(
+        appID: UUID, scope: KeyScope, deviceBound: Bool, actor: AuditActor
+    ) async throws(ServiceError) -> (id: UUID, key: String, tokenSecret: String?) {
+        try await keys.create(appID: appID, scope: scope, deviceBound: deviceBound, actor: actor)
+    }
+
+    public func revokeKey(appID: UUID, keyID: UUID, actor: AuditActor) async throws(ServiceError) -> Bool {
+        try await database { try await keys.revoke(appID: appID, keyID: keyID, actor: actor) }
+    }
+
+    public func listKeys(appID: UUID) async throws(ServiceError) -> [APIKeys.Listing] {
+        try await keys.list(appID: appID)
+    }
+
+    public func listFeatures(appID: UUID) async throws(ServiceError) -> [Feature] {
+        try await catalog(appID)
+    }
+
+    public func feature(appID: UUID, key: String) async throws(ServiceError) -> Feature? {
+        try await catalog(appID).first { $0.key == key }
+    }
+
+    public func putFeature(appID: UUID, feature: Feature, actor: AuditActor) async throws(ServiceError) -> Bool {
+        try await database { try await features.put(appID: appID, feature: feature, actor: actor) }
+    }
+
+    public func deleteFeature(appID: UUID, key: String, actor: AuditActor) async throws(ServiceError) -> Bool {
+        try await database { try await features.delete(appID: appID, key: key, actor: actor) }
+    }
+}

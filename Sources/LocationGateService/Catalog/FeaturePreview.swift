@@ -1,0 +1,310 @@
+import Foundation
+import LocationAuthorization
+import PostgresClient
+
+/// What putting a feature would change for an app's devices now (SPEC §15 "Preview"): every
+/// device whose decision (on or off, and why) would differ, grouped by the pair of decisions,
+/// largest group first, each with its devices by platform and a few of them by name.
+///
+/// The JSON is `{"devices", "changes": [{"from": {"enabled", "reason"}, "to": {"enabled",
+/// "reason"}, "devices", "byPlatform": {PLATFORM: n}, "sample": [{"userId", "deviceId"}]}]}`.
+public struct FeaturePreview: Sendable, Hashable, Codable {
+    /// A decision as the preview compares it: on or off, and why.
+    public struct Outcome: Sendable, Hashable, Codable {
+        public var enabled: Bool
+        /// A `GateReason`, or `unknownFeature`.
+        public var reason: String
+
+        public init(enabled: Bool, reason: String) {
+            self.enabled = enabled
+            self.reason = reason
+        }
+
+        public init(_ decision: GateDecision) {
+            self.init(enabled: decision.enabled, reason: decision.reason.rawValue)
+        }
+
+        /// What a device has of a key the catalog does not hold: a PUT of a new key changes
+        /// every device from this.
+        public static let unknownFeature = Outcome(enabled: false, reason: "unknownFeature")
+    }
+
+    /// One device by name.
+    public struct Device: Sendable, Hashable, Codable {
+        public var userId: String
+        public var deviceId: String
+
+        public init(userId: String, deviceId: String) {
+            self.userId = userId
+            self.deviceId = deviceId
+        }
+    }
+
+    /// The devices that would go from one decision to another.
+    public struct Change: Sendable, Hashable, Codable {
+        public var from: Outcome
+        public var to: Outcome
+        public var devices: Int64
+        /// Devices by platform, by the platform names of `contextReported` (a device that never
+        /// reported one is iOS, as the gate reads it).
+        public var byPlatform: [String: Int64]
+        /// At most `FeaturePreview.sampleSize` of them, by user and device id.
+        public var sample: [Device]
+
+        public init(from: Outcome, to: Outcome, devices: Int64, byPlatform: [String: Int64], sample: [Device]) {
+            self.from = from
+            self.to = to
+            self.devices = devices
+            self.byPlatform = byPlatform
+            self.sample = sample
+        }
+    }
+
+    /// Every device of the app.
+    public var devices: Int64
+    /// One per pair of decisions that differ, the most devices first.
+    public var changes: [Change]
+
+    public init(devices: Int64, changes: [Change]) {
+        self.devices = devices
+        self.changes = changes
+    }
+
+    /// Devices named per change, at most.
+    public static let sampleSize = 20
+}
+
+extension GateService {
+    /// What `PUT /v1/features/{key}` with `feature` would change for the app's devices now,
+    /// changing nothing (SPEC §15). Against the catalog's feature of the same key, or, for a
+    /// new key, against "no feature" (`FeaturePreview.Outcome.unknownFeature`). A new key the
+    /// catalog has no room for is refused as PUT would refuse it.
+    ///
+    /// No device is loaded: the devices of an app are in a few distinct states, which
+    /// `device_counts` counts (SPEC §8's feature coverage reads them too). Each distinct state is
+    /// decided once with the current and with the proposed feature, and the counts of the states
+    /// whose decision changes are added up per pair of decisions; then a few devices of each
+    /// pair are named by bounded reads of `device_states` (`FeaturePreviewSampler`). Memory
+    /// holds the distinct states, the pairs and their samples, whatever the app's size; every
+    /// read is in one snapshot, so the samples belong to the counts.
+    public func previewFeature(appID: UUID, feature: Feature) async throws(ServiceError) -> FeaturePreview {
+        let catalogFeatures = try await self.catalog(appID)
+        let current = catalogFeatures.first { $0.key == feature.key }
+        if current == nil && catalogFeatures.count >= FeatureCatalog.maxFeatures {
+            throw ServiceError(.validationFailed, "the catalog holds at most \(FeatureCatalog.maxFeatures) features; delete one first")
+        }
+        let stateKinds = self.stateKinds
+        return try await database {
+            try await reads.caughtUp().transaction { connection in
+                try FeaturePreviewSampler(appID: appID, current: current, proposed: feature, stateKinds: stateKinds)
+                    .preview(on: connection)
+            }
+        }
+    }
+}
+
+/// The preview's reads, in one read-only snapshot on one connection.
+///
+/// 1. The distinct states of the app and their devices: `device_counts` summed over its lanes,
+///    each state decoded once per process (`StateKindCache`, shared with the dashboard).
+/// 2. Each state decided with the current and the proposed feature; the states whose outcome
+///    differs are grouped by (from, to), with their devices and platforms.
+/// 3. The samples, from `device_states` by the states' identity: a state's row in
+///    `device_state_kinds` and a device's row in `device_states` hold the same jsonb, so
+///    `jsonb_hash_extended` of both is equal; the row's `status` and `app_version` columns are
+///    compared first (they are written from the same state), so that the hash is computed only
+///    for rows that may match.
+///    - A pair of many devices (at least one in `commonFraction` of the app's) is sampled by a
+///      query of its own with `LIMIT 20`: such devices are common, so the scan stops early.
+///    - The rarer pairs share one cursor over their states' devices, read 1,000 rows at a time
+///      and closed as soon as each pair has its samples (or all its devices, when it has fewer):
+///      at most one pass over the app's rows, streaming only the rare pairs' devices.
+struct FeaturePreviewSampler {
+    let appID: UUID
+    let current: Feature?
+    let proposed: Feature
+    let stateKinds: StateKindCache
+
+    /// A pair with at least this share of the app's devices is sampled with a `LIMIT` query of
+    /// its own: about 20 / share rows are read before its 20 samples are found.
+    static let commonFraction: Int64 = 1000
+    /// Rows read from the cursor at a time.
+    static let fetchSize = 1000
+    /// States read from `device_state_kinds` per statement.
+    static let kindsPerRead = 5000
+    /// The prefilter on `app_version` is left out beyond this many versions (comparing each row
+    /// with a long list costs more than the hash it saves).
+    static let maxPrefilterVersions = 100
+
+    /// The devices of one pair of outcomes.
+    struct Group {
+        var from: FeaturePreview.Outcome
+        var to: FeaturePreview.Outcome
+        var devices: Int64 = 0
+        var byPlatform: [String: Int64] = [:]
+        var stateIDs: [Int64] = []
+        var statuses: Set<String> = []
+        /// `app_version` as the prefilter compares it: "" for none (an `appVersion` is never
+        /// empty).
+        var appVersions: Set<String> = []
+        var sample: [FeaturePreview.Device] = []
+
+        /// The samples this group can have: 20, or all its devices when it has fewer.
+        var wanted: Int { Int(min(Int64(FeaturePreview.sampleSize), devices)) }
+    }
+
+    func preview(on connection: PostgresConnection) throws -> FeaturePreview {
+        // The counts and the samples from the same snapshot.
+        try connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        let counts = try connection.query(
+            "SELECT state_id, sum(devices)::bigint FROM device_counts WHERE app_id = \(appID) GROUP BY 1 HAVING sum(devices) > 0")
+            .map { row -> (id: Int64, devices: Int64) in (try row.decode(0), try row.decode(1)) }
+        let states = try decodedStates(counts.map(\.id), on: connection)
+
+        var total: Int64 = 0
+        var groups: [FeaturePreview.Outcome: [FeaturePreview.Outcome: Group]] = [:]
+        for (id, devices) in counts {
+            total += devices
+            guard let state = states[id] else { continue }
+            let to = FeaturePreview.Outcome(state.decide(proposed, version: 0))
+            let from = current.map { FeaturePreview.Outcome(state.decide($0, version: 0)) } ?? .unknownFeature
+            guard from != to else { continue }
+            var group = groups[from]?[to] ?? Group(from: from, to: to)
+            group.devices += devices
+            group.byPlatform[state.context.effectivePlatform.rawValue, default: 0] += devices
+            group.stateIDs.append(id)
+            group.statuses.insert(state.status.rawValue)
+            group.appVersions.insert(state.context.appVersion ?? "")
+            groups[from, default: [:]][to] = group
+        }
+        var ordered = groups.values.flatMap(\.values).sorted { left, right in
+            if left.devices != right.devices { return left.devices > right.devices }
+            if left.from.reason != right.from.reason { return left.from.reason < right.from.reason }
+            if left.to.reason != right.to.reason { return left.to.reason < right.to.reason }
+            return !left.from.enabled && right.from.enabled
+        }
+        try sample(&ordered, total: total, on: connection)
+        return FeaturePreview(
+            devices: total,
+            changes: ordered.map { group in
+                FeaturePreview.Change(
+                    from: group.from, to: group.to, devices: group.devices, byPlatform: group.byPlatform,
+                    sample: group.sample.sorted { ($0.userId, $0.deviceId) < ($1.userId, $1.deviceId) })
+            })
+    }
+
+    /// The states of `ids`, from the process's cache or `device_state_kinds`. A state this build
+    /// cannot read is left out (its devices count in the total, in no change).
+    func decodedStates(_ ids: [Int64], on connection: PostgresConnection) throws -> [Int64: DeviceState] {
+        var states: [Int64: DeviceState] = [:]
+        var missing: [Int64] = []
+        for id in ids {
+            if let state = stateKinds.state(id) { states[id] = state } else { missing.append(id) }
+        }
+        for chunk in missing.chunks(of: Self.kindsPerRead) {
+            for row in try connection.query(
+                "SELECT state_id, state::text FROM device_state_kinds WHERE state_id = ANY(\(PostgresArray(Array(chunk))))") {
+                let id: Int64 = try row.decode(0)
+                if let state = try? JSONText.state(try row.decode(1)) {
+                    states[id] = state
+                    stateKinds.insert(id, state)
+                }
+            }
+        }
+        return states
+    }
+
+    /// Fills each group's `sample`.
+    func sample(_ groups: inout [Group], total: Int64, on connection: PostgresConnection) throws {
+        guard !groups.isEmpty else { return }
+        let hashes = try contentHashes(of: groups.flatMap(\.stateIDs), on: connection)
+        let common = max(Int64(FeaturePreview.sampleSize), total / Self.commonFraction)
+        var rare: [Int] = []
+        for index in groups.indices {
+            guard groups[index].devices >= common else {
+                rare.append(index)
+                continue
+            }
+            let filter = Filter(groups[index], hashes: hashes)
+            let rows = try connection.query(
+                """
+                SELECT user_id, device_id FROM device_states
+                WHERE app_id = \(appID) AND CASE
+                    WHEN status = ANY(\(filter.statuses)) AND (\(filter.appVersions)::text[] IS NULL OR coalesce(app_version, '') = ANY(\(filter.appVersions)::text[]))
+                    THEN jsonb_hash_extended(state, 0) = ANY(\(filter.hashes)) ELSE false END
+                LIMIT \(Int64(FeaturePreview.sampleSize))
+                """)
+            groups[index].sample = try rows.map { FeaturePreview.Device(userId: try $0.decode(0), deviceId: try $0.decode(1)) }
+        }
+        guard !rare.isEmpty else { return }
+
+        // The rare pairs together: one pass at most, closed as soon as each has its samples.
+        var groupOfHash: [Int64: Int] = [:]
+        var filter = Filter()
+        for index in rare {
+            filter.add(groups[index], hashes: hashes)
+            for id in groups[index].stateIDs {
+                if let hash = hashes[id] { groupOfHash[hash] = index }
+            }
+        }
+        var incomplete = rare.filter { groups[$0].sample.count < groups[$0].wanted }.count
+        try connection.query(
+            """
+            DECLARE locgate_preview_sample NO SCROLL CURSOR FOR
+            SELECT jsonb_hash_extended(state, 0), user_id, device_id FROM device_states
+            WHERE app_id = \(appID) AND CASE
+                WHEN status = ANY(\(filter.statuses)) AND (\(filter.appVersions)::text[] IS NULL OR coalesce(app_version, '') = ANY(\(filter.appVersions)::text[]))
+                THEN jsonb_hash_extended(state, 0) = ANY(\(filter.hashes)) ELSE false END
+            """)
+        while incomplete > 0 {
+            let rows = try connection.query("FETCH \(unescaped: String(Self.fetchSize)) FROM locgate_preview_sample")
+            for row in rows {
+                guard let index = groupOfHash[try row.decode(0, as: Int64.self)], groups[index].sample.count < groups[index].wanted else { continue }
+                groups[index].sample.append(FeaturePreview.Device(userId: try row.decode(1), deviceId: try row.decode(2)))
+                if groups[index].sample.count == groups[index].wanted { incomplete -= 1 }
+            }
+            if rows.count < Self.fetchSize { break }
+        }
+        try connection.query("CLOSE locgate_preview_sample")
+    }
+
+    /// `jsonb_hash_extended(state, 0)` of each state, by state id: what a device row of that
+    /// state hashes to.
+    func contentHashes(of ids: [Int64], on connection: PostgresConnection) throws -> [Int64: Int64] {
+        var hashes: [Int64: Int64] = [:]
+        for chunk in ids.chunks(of: Self.kindsPerRead) {
+            for row in try connection.query(
+                "SELECT state_id, jsonb_hash_extended(state, 0) FROM device_state_kinds WHERE state_id = ANY(\(PostgresArray(Array(chunk))))") {
+                hashes[try row.decode(0)] = try row.decode(1)
+            }
+        }
+        return hashes
+    }
+
+    /// Which rows of `device_states` may hold a group's states: their statuses and app versions
+    /// (cheap column comparisons), and the states' content hashes.
+    struct Filter {
+        private var statusSet: Set<String> = []
+        private var versionSet: Set<String> = []
+        private var hashList: [Int64] = []
+
+        init() {}
+
+        init(_ group: Group, hashes: [Int64: Int64]) {
+            add(group, hashes: hashes)
+        }
+
+        mutating func add(_ group: Group, hashes: [Int64: Int64]) {
+            statusSet.formUnion(group.statuses)
+            versionSet.formUnion(group.appVersions)
+            hashList += group.stateIDs.compactMap { hashes[$0] }
+        }
+
+        var statuses: PostgresArray { PostgresArray(statusSet.sorted()) }
+        /// Nil (no prefilter on the version) when there are many.
+        var appVersions: PostgresArray? {
+            versionSet.count <= FeaturePreviewSampler.maxPrefilterVersions ? PostgresArray(versionSet.sorted()) : nil
+        }
+        var hashes: PostgresArray { PostgresArray(hashList) }
+    }
+}

@@ -1,0 +1,41 @@
+import EventLog
+import Foundation
+import LocationAuthorization
+import Testing
+
+@testable import LocationGateService
+
+/// What ingest checks before the log (SPEC §14's bound on `occurredAt`), and the change feed's
+/// message (SPEC §5: `accuracy` beside `status`).
+@Suite("Ingest bounds and change feed messages", .timeLimit(.minutes(1)))
+struct IngestBoundsTests {
+    private static func submission(at time: Date) -> EventSubmission {
+        EventSubmission(id: UUID(), userId: "u", deviceId: "d", occurredAt: time, event: .locationServicesChanged(enabled: true))
+    }
+
+    @Test("occurredAt beyond the server's clock plus the skew is a 422 naming occurredAt and the first such event")
+    func clockSkew() throws {
+        let now = Date(timeIntervalSince1970: 1_795_341_600)
+        let skew = Duration.seconds(86_400)
+        let latest = now.addingTimeInterval(86_400)
+        try GateService.checkClockSkew([Self.submission(at: now), Self.submission(at: latest)], latest: latest, skew: skew)
+        do throws(ServiceError) {
+            try GateService.checkClockSkew(
+                [Self.submission(at: now), Self.submission(at: latest.addingTimeInterval(1)), Self.submission(at: latest.addingTimeInterval(9))],
+                latest: latest, skew: skew)
+            Issue.record("a time 24 h and 1 s ahead was accepted")
+        } catch {
+            #expect(error.code == .validationFailed && error.index == 1)
+            #expect(error.message.hasPrefix("occurredAt: more than 86400 seconds ahead"), "\(error.message)")
+        }
+    }
+
+    @Test("A change feed message carries the status and the effective accuracy after its event")
+    func changeMessage() {
+        let message = ChangeMessage(
+            position: LogPosition(transactionID: 7342, position: 3), userId: "u-42", deviceId: "d-7", version: 3,
+            status: .authorizedWhenInUse, accuracy: .reduced)
+        #expect(message.json == #"{"accuracy":"reduced","deviceId":"d-7","status":"authorizedWhenInUse","userId":"u-42","version":3}"#)
+        #expect(message.position.eventID == "7342.3")
+    }
+}
