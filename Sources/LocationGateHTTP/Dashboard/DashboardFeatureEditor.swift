@@ -49,7 +49,9 @@ extension DashboardRoutes {
         let query = request.uri.queryParameters
         let saved = query.get("saved") == "1"
         let previewing = query.get("preview") == "1"
-        let pairs = query.map { (String($0.key), String($0.value)) }
+        // The form's GET submission is form-encoded as a body is (`+` for a space), which the
+        // query's own decoding does not undo.
+        let pairs = Self.formPairs(request.uri.query ?? "")
         return try await page(request, context) { identity, _ in
             let current = try await service.features.feature(appID: identity.appID, key: key)
             guard previewing else {
