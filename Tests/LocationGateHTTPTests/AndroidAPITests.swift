@@ -171,11 +171,11 @@ struct AndroidAPITests {
             let byPrompt = Dictionary(uniqueKeysWithValues: prompts.map { ($0["prompt"] as? String ?? "", $0) })
             #expect((byPrompt["foreground"]?["choices"] as? [String: Int])?["dismissed"] == 1, "\(prompts)")
             #expect(byPrompt["precise"]?["choices"] as? [String: Int] == ["keepApproximate": 2], "\(prompts)")
-            // A reinstall: a new installId returns the device to a new install's state.
-            let installs = try await api.append(key, [
-                eventJSON("contextReported", #"{"installId": "first"}"#, device: "p", at: "2026-11-22T10:00:00Z"),
-                eventJSON("contextReported", #"{"installId": "second"}"#, device: "p", at: "2026-11-22T10:01:00Z"),
-            ])
+            // A reinstall: a new installId returns the device to a new install's state, also when
+            // the installation it had was reported in an earlier request (kept by the projection).
+            let first = try await api.append(key, [eventJSON("contextReported", #"{"installId": "first"}"#, device: "p", at: "2026-11-22T10:00:00Z")])
+            #expect(((first.json["results"] as? [[String: Any]])?.first?["effects"] as? [[String: Any]])?.isEmpty == true, "\(first.text)")
+            let installs = try await api.append(key, [eventJSON("contextReported", #"{"installId": "second"}"#, device: "p", at: "2026-11-22T10:01:00Z")])
             let reset = (installs.json["results"] as? [[String: Any]] ?? []).last?["effects"] as? [[String: Any]] ?? []
             #expect(reset.first?["kind"] as? String == "reset" && reset.first?["reason"] as? String == "reinstalled", "\(installs.text)")
             let fresh = try await api.call(.get, "/v1/users/u-1/devices/p/gates/exact", key: key)

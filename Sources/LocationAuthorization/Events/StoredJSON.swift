@@ -256,7 +256,9 @@ extension DeviceState {
         writer.field("inForeground", inForeground)
         writer.key("context")
         context.write(to: &writer)
-        writer.fieldIfPresent("installId", installID)
+        // Not `installID`: the stored form is what the maintained counts group devices by, and
+        // an id of its own would make every device a kind of its own. The projection keeps it
+        // in a column beside the state (`device_states.install_id`).
         sessionState.write(to: &writer)
         if context.family == .android { android.write(to: &writer) }
         writer.field("status", status)
@@ -300,8 +302,6 @@ extension DeviceState {
             guard let decoded = DeviceContext(node: context) else { return nil }
             self.context = decoded
         }
-        guard let installID = node.optional("installId", \.string) else { return nil }
-        self.installID = installID
         guard let sessionState = ServiceSessionState(stateNode: node) else { return nil }
         self.sessionState = sessionState
         guard let android = AndroidPermissionState(stateNode: node) else { return nil }

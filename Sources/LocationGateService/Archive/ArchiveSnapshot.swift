@@ -29,14 +29,15 @@ enum ArchiveSnapshot {
         for row in try connection.query(PostgresQuery(
             unsafeSQL: """
                 SELECT DISTINCT ON (s.app_id, s.user_id, s.device_id)
-                       s.app_id, s.user_id, s.device_id, s.version, s.state_id, s.milestones
+                       s.app_id, s.user_id, s.device_id, s.version, s.state_id, s.milestones, s.install_id
                 FROM stream_snapshots s
                 JOIN event_archives a ON a.id = s.archive_id
                 WHERE true \(filter.sql)
                 ORDER BY s.app_id, s.user_id, s.device_id, s.archive_id DESC
                 """, binds: filter.binds)) {
             let key = StreamKey(appID: try row.decode(0), userID: try row.decode(1), deviceID: try row.decode(2))
-            guard let state = kinds[try row.decode(4)] else { throw PostgresError(.decoding, message: "a snapshot's state is missing from device_state_kinds") }
+            guard var state = kinds[try row.decode(4)] else { throw PostgresError(.decoding, message: "a snapshot's state is missing from device_state_kinds") }
+            state.installID = try row.decodeIfPresent(6, as: String.self)
             projection.devices[key] = DeviceStateStore.Row(
                 key: key, version: try row.decode(3), state: state, milestones: DeviceMilestones(rawValue: try row.decode(5)))
         }
@@ -72,21 +73,22 @@ enum ArchiveSnapshot {
             try connection.query(
                 """
                 WITH n AS (
-                    SELECT a, u, d, v, s, hashtextextended(s::text, 0) AS h, m,
+                    SELECT a, u, d, v, s, hashtextextended(s::text, 0) AS h, m, ii,
                            greatest(o, (SELECT max(p.last_occurred_at) FROM stream_snapshots p JOIN event_archives e ON e.id = p.archive_id
                                         WHERE p.app_id = a AND p.user_id = u AND p.device_id = d)) AS o
                     FROM unnest(\(PostgresArray(chunk.map { $0.key.appID })), \(PostgresArray(chunk.map { $0.key.userID })),
                                 \(PostgresArray(chunk.map { $0.key.deviceID })), \(PostgresArray(chunk.map { $0.version })),
                                 \(PostgresArray(json: chunk.map { $0.state.storedJSON })),
                                 \(PostgresArray(chunk.map { Int64($0.milestones.rawValue) })),
-                                \(PostgresArray(chunk.map { lastOccurred[$0.key] ?? Date(timeIntervalSince1970: 0) })))
-                        AS n(a, u, d, v, s, m, o)),
+                                \(PostgresArray(chunk.map { lastOccurred[$0.key] ?? Date(timeIntervalSince1970: 0) })),
+                                \(PostgresArray(chunk.map { $0.state.installID }, typeOID: PostgresType.textArray)))
+                        AS n(a, u, d, v, s, m, o, ii)),
                 kinds AS (
                     INSERT INTO device_state_kinds (state_id, state)
                     SELECT DISTINCT ON (h) h, s FROM n ORDER BY h
                     ON CONFLICT (state_id) DO NOTHING)
-                INSERT INTO stream_snapshots (app_id, user_id, device_id, archive_id, version, state_id, milestones, last_occurred_at)
-                SELECT a, u, d, \(archive), v, h, m, o FROM n
+                INSERT INTO stream_snapshots (app_id, user_id, device_id, archive_id, version, state_id, milestones, last_occurred_at, install_id)
+                SELECT a, u, d, \(archive), v, h, m, o, ii FROM n
                 """)
         }
     }
@@ -96,14 +98,16 @@ enum ArchiveSnapshot {
     static func stream(_ key: StreamKey, on connection: PostgresConnection) throws -> (version: Int64, state: DeviceState, lastOccurredAt: Date)? {
         guard let row = try connection.query(
             """
-            SELECT s.version, k.state::text, s.last_occurred_at
+            SELECT s.version, k.state::text, s.last_occurred_at, s.install_id
             FROM stream_snapshots s
             JOIN event_archives a ON a.id = s.archive_id
             JOIN device_state_kinds k USING (state_id)
             WHERE s.app_id = \(key.appID) AND s.user_id = \(key.userID) AND s.device_id = \(key.deviceID)
             ORDER BY s.archive_id DESC LIMIT 1
             """).first else { return nil }
-        return (try row.decode(0), try JSONText.state(try row.decode(1)), try row.decode(2))
+        var state = try JSONText.state(try row.decode(1))
+        state.installID = try row.decodeIfPresent(3, as: String.self)
+        return (try row.decode(0), state, try row.decode(2))
     }
 
     /// The snapshot rows of `keys` (those that have one), 2,000 streams a statement.
@@ -114,7 +118,7 @@ enum ArchiveSnapshot {
             for row in try connection.query(
                 """
                 SELECT DISTINCT ON (s.app_id, s.user_id, s.device_id)
-                       s.app_id, s.user_id, s.device_id, s.version, s.state_id, s.milestones, k.state::text
+                       s.app_id, s.user_id, s.device_id, s.version, s.state_id, s.milestones, k.state::text, s.install_id
                 FROM stream_snapshots s
                 JOIN event_archives a ON a.id = s.archive_id
                 JOIN device_state_kinds k USING (state_id)
@@ -125,8 +129,9 @@ enum ArchiveSnapshot {
                 """) {
                 let key = StreamKey(appID: try row.decode(0), userID: try row.decode(1), deviceID: try row.decode(2))
                 let stateID: Int64 = try row.decode(4)
-                let state = try kinds[stateID] ?? JSONText.state(try row.decode(6))
+                var state = try kinds[stateID] ?? JSONText.state(try row.decode(6))
                 kinds[stateID] = state
+                state.installID = try row.decodeIfPresent(7, as: String.self)
                 rows[key] = DeviceStateStore.Row(
                     key: key, version: try row.decode(3), state: state, milestones: DeviceMilestones(rawValue: try row.decode(5)))
             }

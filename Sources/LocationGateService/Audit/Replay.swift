@@ -258,12 +258,13 @@ public struct Replay: Sendable {
             var devices: [StreamKey: DeviceStateStore.Row] = [:]
             let filter: PostgresQuery = appID.map { "WHERE app_id = \($0)" } ?? ""
             for row in try connection.query(PostgresQuery(
-                unsafeSQL: "SELECT app_id, user_id, device_id, version, state::text, milestones FROM device_states " + filter.sql,
+                unsafeSQL: "SELECT app_id, user_id, device_id, version, state::text, milestones, install_id FROM device_states " + filter.sql,
                 binds: filter.binds)) {
                 let key = StreamKey(appID: try row.decode(0), userID: try row.decode(1), deviceID: try row.decode(2))
+                var state = try JSONText.state(try row.decode(4))
+                state.installID = try row.decodeIfPresent(6, as: String.self)
                 devices[key] = DeviceStateStore.Row(
-                    key: key, version: try row.decode(3), state: try JSONText.state(try row.decode(4)),
-                    milestones: DeviceMilestones(rawValue: try row.decode(5)))
+                    key: key, version: try row.decode(3), state: state, milestones: DeviceMilestones(rawValue: try row.decode(5)))
             }
             return devices
         }

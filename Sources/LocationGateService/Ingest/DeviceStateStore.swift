@@ -20,18 +20,19 @@ public enum DeviceStateStore {
     static func load(appID: UUID, keys: [StreamKey], on connection: PostgresConnection) throws -> [StreamKey: Row] {
         let rows = try connection.query(
             """
-            SELECT s.user_id, s.device_id, s.version, s.state::text, s.milestones
+            SELECT s.user_id, s.device_id, s.version, s.state::text, s.milestones, s.install_id
             FROM unnest(\(PostgresArray(keys.map(\.userID))), \(PostgresArray(keys.map(\.deviceID)))) AS k(u, d)
             CROSS JOIN LATERAL (
-                SELECT user_id, device_id, version, state, milestones FROM device_states
+                SELECT user_id, device_id, version, state, milestones, install_id FROM device_states
                 WHERE app_id = \(appID) AND user_id = k.u AND device_id = k.d LIMIT 1) AS s
             """)
         var states: [StreamKey: Row] = [:]
         for row in rows {
             let key = StreamKey(appID: appID, userID: try row.decode(0), deviceID: try row.decode(1))
-            states[key] = Row(
-                key: key, version: try row.decode(2), state: try JSONText.state(try row.decode(3)),
-                milestones: DeviceMilestones(rawValue: try row.decode(4)))
+            var state = try JSONText.state(try row.decode(3))
+            // I1's memory of the installation, kept beside the state (it is no part of a kind).
+            state.installID = try row.decodeIfPresent(5, as: String.self)
+            states[key] = Row(key: key, version: try row.decode(2), state: state, milestones: DeviceMilestones(rawValue: try row.decode(4)))
         }
         return states
     }
@@ -57,8 +58,8 @@ public enum DeviceStateStore {
         // Queued with the append's other writes (`send`): one round trip at COMMIT.
         try connection.send(
             """
-            INSERT INTO device_states (app_id, user_id, device_id, version, state, status, provisional, platform, os_major, app_version, milestones)
-            SELECT \(appID), u, d, v, s, st, p, pl, om, av, m
+            INSERT INTO device_states (app_id, user_id, device_id, version, state, status, provisional, platform, os_major, app_version, milestones, install_id)
+            SELECT \(appID), u, d, v, s, st, p, pl, om, av, m, ii
             FROM unnest(\(PostgresArray(devices.map { $0.key.userID })), \(PostgresArray(devices.map { $0.key.deviceID })),
                         \(PostgresArray(devices.map { $0.version })), \(PostgresArray(json: texts)),
                         \(PostgresArray(devices.map { $0.state.status.rawValue })),
@@ -66,12 +67,14 @@ public enum DeviceStateStore {
                         \(PostgresArray(devices.map { $0.state.context.platform?.rawValue }, typeOID: PostgresType.textArray)),
                         \(PostgresArray(devices.map { $0.state.context.osMajor.map(String.init) }, typeOID: PostgresType.int8Array)),
                         \(PostgresArray(devices.map { $0.state.context.appVersion }, typeOID: PostgresType.textArray)),
-                        \(PostgresArray(devices.map { Int64($0.milestones.rawValue) })))
-                AS n(u, d, v, s, st, p, pl, om, av, m)
+                        \(PostgresArray(devices.map { Int64($0.milestones.rawValue) })),
+                        \(PostgresArray(devices.map { $0.state.installID }, typeOID: PostgresType.textArray)))
+                AS n(u, d, v, s, st, p, pl, om, av, m, ii)
             ON CONFLICT (app_id, user_id, device_id) DO UPDATE SET
                 version = excluded.version, state = excluded.state, status = excluded.status,
                 provisional = excluded.provisional, platform = excluded.platform, os_major = excluded.os_major,
-                app_version = excluded.app_version, milestones = excluded.milestones, updated_at = now()
+                app_version = excluded.app_version, milestones = excluded.milestones, install_id = excluded.install_id,
+                updated_at = now()
             WHERE device_states.version <= excluded.version
             """)
     }
