@@ -80,8 +80,14 @@ public enum EventType: String, Sendable, Hashable, Codable, CaseIterable {
     case permissionsObserved
     case permissionsReset
 
-    /// What the type is (SPEC §1, §11, §12).
-    public var traits: EventTraits {
+    /// What the type is (SPEC §1, §11, §12). Read on every event (the reducer's family check,
+    /// the batch reader), so built once per type rather than at each read.
+    public var traits: EventTraits { Self.traitsTable[self] ?? declaredTraits }
+
+    private static let traitsTable: [EventType: EventTraits] =
+        Dictionary(uniqueKeysWithValues: allCases.map { ($0, $0.declaredTraits) })
+
+    private var declaredTraits: EventTraits {
         switch self {
         case .contextReported:
             // Free text throughout (appVersion, keys, installId) and a platform's own fields.
