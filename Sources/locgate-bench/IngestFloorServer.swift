@@ -184,19 +184,19 @@ final class FloorGroupCommitter: Sendable {
                     SELECT e.event_id FROM unnest(\(PostgresArray(ids))) AS i(id)
                     CROSS JOIN LATERAL (
                         SELECT event_id FROM bench_events
-                        WHERE app_id = \(unescaped: Self.app) AND event_id = i.id LIMIT 1) AS e
+                        WHERE app_id = (SELECT \(unescaped: Self.app)::uuid) AND event_id = i.id OFFSET 0) AS e
                     """)
                 try connection.send("""
                     SELECT s.version FROM unnest(\(PostgresArray(devices))) AS d(id)
                     CROSS JOIN LATERAL (
                         SELECT version FROM floor_streams
-                        WHERE app_id = \(unescaped: Self.app) AND user_id = 'floor' AND device_id = d.id LIMIT 1) AS s
+                        WHERE app_id = \(unescaped: Self.app) AND user_id = 'floor' AND device_id = d.id OFFSET 0) AS s
                     """)
                 try connection.query("""
                     SELECT s.state FROM unnest(\(PostgresArray(devices))) AS d(id)
                     CROSS JOIN LATERAL (
                         SELECT state FROM floor_states
-                        WHERE app_id = \(unescaped: Self.app) AND user_id = 'floor' AND device_id = d.id LIMIT 1) AS s
+                        WHERE app_id = \(unescaped: Self.app) AND user_id = 'floor' AND device_id = d.id OFFSET 0) AS s
                     """)
                 try connection.send("""
                     INSERT INTO bench_events (app_id, user_id, device_id, version, event_id, type, data, occurred_at, outcome)
