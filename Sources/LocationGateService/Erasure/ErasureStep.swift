@@ -154,9 +154,6 @@ struct ErasurePage: Sendable {
     /// page is rolled back rather than leave the device without its start.
     struct MissingSnapshot: Error {}
 
-    /// Versions a fold statement looks at.
-    static let foldBatch = 500
-
     /// Picks the due erasure whose app's turn is oldest and erases a page of it, in the
     /// caller's transaction; nil when none is due or an archive is exporting.
     static func next(settings: ErasureSettings, on connection: PostgresConnection) throws -> ErasurePage? {
@@ -355,7 +352,7 @@ struct ErasurePage: Sendable {
     }
 
     /// Folds into "(erased)" the app versions of the erasure's counters that only erased
-    /// devices reported (`locgate_fold_erased_app_versions`), `foldBatch` versions a statement.
+    /// devices reported (`ErasedVersions`), read a fold statement's worth at a time.
     static func foldErasedVersions(erasure id: UUID, appID: UUID, on connection: PostgresConnection) throws {
         var after = ""
         while true {
@@ -363,12 +360,12 @@ struct ErasurePage: Sendable {
                 """
                 SELECT DISTINCT app_version FROM erasure_rollups
                 WHERE erasure_id = \(id) AND app_version > \(after)
-                ORDER BY app_version LIMIT \(foldBatch)
+                ORDER BY app_version LIMIT \(ErasedVersions.batch)
                 """
             ).map { try $0.decode(0) }
             guard let last = versions.last else { return }
-            try connection.query("SELECT locgate_fold_erased_app_versions(\(appID), \(PostgresArray(versions)))")
-            guard versions.count == foldBatch else { return }
+            try ErasedVersions.fold(versions, appID: appID, on: connection)
+            guard versions.count == ErasedVersions.batch else { return }
             after = last
         }
     }

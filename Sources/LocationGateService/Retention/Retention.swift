@@ -209,6 +209,10 @@ public struct Retention: Sendable {
         appID: UUID, before cut: Date, earlierInRun: [Int64] = [], on connection: PostgresConnection
     ) throws -> (events: Int, devices: Int, full: Bool, archive: Int64?, newDevices: Int) {
         try connection.query("SET LOCAL lock_timeout = '10s'")
+        // The rollup's lock, then the snapshots', then the persons': the order an erasure takes
+        // them in. The rollup's, so that no counter moves while the batch's app versions are
+        // folded (below).
+        try connection.query("SELECT pg_advisory_xact_lock(\(AnalyticsRollup.lockKey))")
         try connection.query("SELECT pg_advisory_xact_lock(\(ArchiveSnapshot.lockKey))")
         let checkpoint = try AnalyticsRollup.checkpoint(on: connection)
         func candidates() throws -> (events: [RecordedEvent], full: Bool) {
@@ -266,6 +270,9 @@ public struct Retention: Sendable {
             ).first?.decode(0, as: Int64.self) ?? 0
         }
         try ArchiveSnapshot.removeSuperseded(keys, by: id, on: connection)
+        // App versions that only the erased events reported, and that no device is in a state
+        // with now, are folded into "(erased)" as an erasure folds them (SPEC §13).
+        try ErasedVersions.fold(projection.rollups.counts.keys.map(\.appVersion), appID: appID, on: connection)
         return (events.count, keys.count, full, id, keys.count - Int(seen))
     }
 }
