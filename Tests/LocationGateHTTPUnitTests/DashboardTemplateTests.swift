@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import LocationGateService
 import NIOCore
 import Testing
 @testable import LocationGateHTTP
@@ -103,5 +104,13 @@ struct DashboardTemplateTests {
         #expect(html.contains("csv=prompts\">CSV</a>") && !html.contains("csv=old"))
         #expect(html.contains("groupBy=appVersion&amp;"), "the CSV link keeps the filters")
         #expect(html.contains("<td>4.0</td>"))
+    }
+
+    @Test("A page's filters are read as the analytics API reads them: from after to is refused naming from; the same day for both is a range")
+    func filtersRange() throws {
+        let refusal = #expect(throws: ServiceError.self) { try Filters(Self.request("/dashboard/prompts?from=2026-11-20&to=2026-11-19")) }
+        #expect(refusal?.code == .validationFailed && refusal?.message.hasPrefix("from:") == true, "\(String(describing: refusal))")
+        let same = try Filters(Self.request("/dashboard/prompts?from=2026-11-19&to=2026-11-19"))
+        #expect(same.from != nil && same.from == same.to)
     }
 }

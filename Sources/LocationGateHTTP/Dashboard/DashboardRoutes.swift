@@ -446,8 +446,8 @@ struct Filters {
         let parameters = request.uri.queryParameters
         fromText = parameters.get("from") ?? ""
         toText = parameters.get("to") ?? ""
-        from = try AnalyticsQuery.parseTime(fromText.isEmpty ? nil : fromText, "from")
-        to = try AnalyticsQuery.parseTime(toText.isEmpty ? nil : toText, "to")
+        // As the analytics API reads them: `from` after `to` is refused, naming `from`.
+        (from, to) = try AnalyticsQuery.parseRange(from: fromText.isEmpty ? nil : fromText, to: toText.isEmpty ? nil : toText)
         let group = parameters.get("groupBy") ?? ""
         groupBy = try AnalyticsQuery.parseGroupBy(group.isEmpty ? nil : group)
         platform = try AnalyticsQuery.parsePlatform(parameters.get("platform"))

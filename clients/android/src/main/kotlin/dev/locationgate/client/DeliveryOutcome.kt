@@ -49,11 +49,12 @@ sealed class DeliveryOutcome {
     companion object {
         /**
          * The codes of SPEC §5 that mean the batch itself is wrong and will be refused again however
-         * often it is sent: `malformedJSON`, `invalidRequest` (400), `versionConflict` (409),
-         * `tooLarge` (413), `validationFailed`, `ruleViolation` (422).
+         * often it is sent: `malformedJSON`, `invalidRequest` (400), `versionConflict` and
+         * `idConflict` (409: the event's id is stored with other content), `tooLarge` (413),
+         * `validationFailed`, `ruleViolation` (422).
          */
         @JvmField
-        val REFUSAL_CODES: Set<String> = setOf("malformedJSON", "invalidRequest", "versionConflict", "tooLarge", "validationFailed", "ruleViolation")
+        val REFUSAL_CODES: Set<String> = setOf("malformedJSON", "invalidRequest", "versionConflict", "idConflict", "tooLarge", "validationFailed", "ruleViolation")
 
         /**
          * @param headers the response headers, names in any case

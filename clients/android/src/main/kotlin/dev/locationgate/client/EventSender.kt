@@ -42,7 +42,7 @@ data class FlushSummary(
  *   the same batch again after Retry-After (seconds, up to an hour) or after exponential backoff
  *   with full jitter (`RetryPolicy`);
  * - 400, 409, 413, 422 with the server's error and a code that says the batch is wrong
- *   (`validationFailed`, `ruleViolation`, `versionConflict`, `malformedJSON`, `invalidRequest`,
+ *   (`validationFailed`, `ruleViolation`, `versionConflict`, `idConflict`, `malformedJSON`, `invalidRequest`,
  *   `tooLarge`): with `error.index` that event is dropped and reported, and the rest sent again;
  *   without one the batch is halved until the culprit is named or alone;
  * - a 403 `forbidden` naming an event (a device-bound key's token does not cover it): dropped

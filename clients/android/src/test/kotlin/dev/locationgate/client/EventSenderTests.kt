@@ -129,8 +129,8 @@ object EventSenderTests {
                 expectEqual(String(transport.bodies[0]), "{\"events\":[${f.stored[0].json},${f.stored[1].json}]}", "body")
             }
         },
-        TestCase("a refusal (422 validationFailed/ruleViolation, 409 versionConflict, 400 invalidRequest) naming an event drops it alone, reports it, sends the rest") {
-            for ((status, code) in listOf(422 to "validationFailed", 422 to "ruleViolation", 409 to "versionConflict", 400 to "invalidRequest", 413 to "tooLarge")) {
+        TestCase("a refusal (422 validationFailed/ruleViolation, 409 versionConflict/idConflict, 400 invalidRequest) naming an event drops it alone, reports it, sends the rest") {
+            for ((status, code) in listOf(422 to "validationFailed", 422 to "ruleViolation", 409 to "versionConflict", 409 to "idConflict", 400 to "invalidRequest", 413 to "tooLarge")) {
                 fixture(3, listOf(error(status, code, 1))) { f, transport ->
                     val summary = f.sender.flush()
                     expectEqual(transport.requests, listOf(f.ids, listOf(f.ids[0], f.ids[2])), "$code: requests")
@@ -256,7 +256,7 @@ object EventSenderTests {
             expectEqual(classify(201, results), DeliveryOutcome.Accepted(1), "201")
             expectEqual(classify(200, "{\"results\": [{\"id\": \"${ids[0]}\"}]}"), DeliveryOutcome.Retry(null), "one result for two")
             expectEqual(classify(301, "", mapOf("Retry-After" to "5")), DeliveryOutcome.Retry(null), "3xx ignores Retry-After")
-            for ((status, code) in listOf(400 to "malformedJSON", 400 to "invalidRequest", 409 to "versionConflict", 413 to "tooLarge", 422 to "validationFailed", 422 to "ruleViolation")) {
+            for ((status, code) in listOf(400 to "malformedJSON", 400 to "invalidRequest", 409 to "versionConflict", 409 to "idConflict", 413 to "tooLarge", 422 to "validationFailed", 422 to "ruleViolation")) {
                 expectEqual(classify(status, "{\"error\": {\"code\": \"$code\", \"message\": \"m\", \"index\": 1}}"), DeliveryOutcome.RefuseEvent(1, status, code, "m"), "$code with index")
                 expectEqual(classify(status, "{\"error\": {\"code\": \"$code\", \"message\": \"m\"}}"), DeliveryOutcome.RefuseBatch(status, code, "m"), "$code without index")
                 expectEqual(classify(status, "{\"error\": {\"code\": \"$code\", \"message\": \"m\", \"index\": null}}"), DeliveryOutcome.RefuseBatch(status, code, "m"), "$code index null")
