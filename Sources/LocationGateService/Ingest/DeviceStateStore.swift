@@ -24,7 +24,7 @@ public enum DeviceStateStore {
             FROM unnest(\(PostgresArray(keys.map(\.userID))), \(PostgresArray(keys.map(\.deviceID)))) AS k(u, d)
             CROSS JOIN LATERAL (
                 SELECT user_id, device_id, version, state, milestones, install_id FROM device_states
-                WHERE app_id = \(appID) AND user_id = k.u AND device_id = k.d LIMIT 1) AS s
+                WHERE app_id = \(appID) AND user_id = k.u AND device_id = k.d OFFSET 0) AS s
             """)
         var states: [StreamKey: Row] = [:]
         for row in rows {
