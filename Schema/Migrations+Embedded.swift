@@ -1290,6 +1290,10 @@ $$;
 
 REVOKE ALL ON FUNCTION locgate_fold_erased_app_versions(uuid, text[]) FROM PUBLIC;
 
+-- The fold reads the archived counters of one app version (its key leads with the archive), and
+-- every retention batch folds: without this, each would scan them all.
+CREATE INDEX archived_rollups_app_version ON archived_rollups (app_id, app_version);
+
 """#
         ),
     ]

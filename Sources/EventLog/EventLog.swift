@@ -287,13 +287,14 @@ public struct EventLog: Sendable {
 
     // MARK: - Read
 
-    /// A stream's events after `afterVersion`, in version order.
+    /// A stream's events after `afterVersion`, in version order (the app by a sub-select, as
+    /// in the idempotency probe).
     public func readStream(_ stream: StreamKey, afterVersion: Int64 = 0, limit: Int = 1000) async throws -> [RecordedEvent] {
         try await pool.withConnection { connection in
             try Self.decode(connection.query(
                 """
                 SELECT \(unescaped: Self.columns) FROM events
-                WHERE app_id = \(stream.appID) AND user_id = \(stream.userID) AND device_id = \(stream.deviceID)
+                WHERE app_id = (SELECT \(stream.appID)) AND user_id = \(stream.userID) AND device_id = \(stream.deviceID)
                   AND version > \(afterVersion)
                 ORDER BY version LIMIT \(limit)
                 """))
