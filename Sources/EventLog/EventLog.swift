@@ -85,26 +85,17 @@ public struct EventLog: Sendable {
         if !streamsLocked {
             try lock(events.map { StreamKey(appID: appID, userID: $0.userID, deviceID: $0.deviceID) }, on: connection)
         }
-        // 2. Idempotency: ids already stored, in any partition, are answered from the log.
-        // Every lookup below is a LATERAL probe of a unique index, one per key. The statistics
-        // of a new app (not sampled yet: estimated at one row) lead the planner astray twice,
-        // and the statement is written against both. `OFFSET 0` keeps it from flattening the
-        // subquery into a join (it chose a hash join over the app's whole log, 130 ms per
-        // 1,000-event append at 120k events and growing). The app id comes as a sub-select,
-        // a value the planner does not see: with the literal, the app's other index,
-        // `(app_id, tx_id, position)`, looked as cheap as the unique one for "one row", and
-        // the probe filtered every event of the app for each id (0.8 to 48 s for a
-        // 1,000-event append at 122,616 events of the app, against 13 ms through the unique
-        // index). A key is unique in each partition; one stored in two would come back twice
-        // and is kept once.
-        let stored = try connection.query(
-            """
-            SELECT e.event_id, e.user_id, e.device_id, e.version, e.outcome
-            FROM unnest(\(PostgresArray(events.map(\.id)))) AS i(id)
-            CROSS JOIN LATERAL (
-                SELECT event_id, user_id, device_id, version, outcome FROM events
-                WHERE app_id = (SELECT \(appID)) AND event_id = i.id OFFSET 0) AS e
-            """)
+        // 2. One round trip of reads: the idempotency probe (ids already stored, in any
+        //    partition, are answered from the log), the streams' versions (stable under the
+        //    locks) and the projector's read, for every stream of the batch (also one whose
+        //    events all turn out to be stored already).
+        var seen: Set<StreamKey> = []
+        let streams = events.map { StreamKey(appID: appID, userID: $0.userID, deviceID: $0.deviceID) }.filter { seen.insert($0).inserted }
+        let projectorRead = projector?.read(streams)
+        let answers = try connection.query(
+            [idempotencyProbe(appID: appID, ids: events.map(\.id)), streamVersionsQuery(appID: appID, keys: streams)]
+                + (projectorRead.map { [$0] } ?? []))
+        let stored = answers[0]
         var duplicates: [UUID: AppendResult] = [:]
         for row in stored {
             let id: UUID = try row.decode(0)
@@ -128,8 +119,8 @@ public struct EventLog: Sendable {
             byStream[key, default: []].append((index, event))
         }
         guard !order.isEmpty else { return events.compactMap { duplicates[$0.id] } }
-        // 4. The streams' versions, stable under the locks.
-        let versions = try streamVersions(appID: appID, keys: order.sorted(), on: connection)
+        // 4. The streams' versions, read above.
+        let versions = try streamVersions(appID: appID, rows: answers[1])
         // 5. Versions and expectedVersion checks.
         var appends: [StreamAppend] = []
         for key in order {
@@ -148,7 +139,7 @@ public struct EventLog: Sendable {
         // 6. The projection, in the same transaction.
         var outcomes: [Int: String] = [:]
         if let projector {
-            let projected = try projector.project(appends, on: connection)
+            let projected = try projector.project(appends, read: projectorRead == nil ? nil : answers[2], on: connection)
             for (append, streamOutcomes) in zip(appends, projected) {
                 for (planned, outcome) in zip(append.events, streamOutcomes) {
                     if let outcome { outcomes[planned.index] = outcome }
@@ -234,20 +225,41 @@ public struct EventLog: Sendable {
         return (position, field)
     }
 
+    /// The idempotency probe: the stored events of the app with these ids. Every lookup of the
+    /// append is a LATERAL probe of a unique index, one per key. The statistics of a new app
+    /// (not sampled yet: estimated at one row) lead the planner astray twice, and the statement
+    /// is written against both. `OFFSET 0` keeps it from flattening the subquery into a join
+    /// (it chose a hash join over the app's whole log, 130 ms per 1,000-event append at 120k
+    /// events and growing). The app id comes as a sub-select, a value the planner does not
+    /// see: with the literal, the app's other index, `(app_id, tx_id, position)`, looked as
+    /// cheap as the unique one for "one row", and the probe filtered every event of the app
+    /// for each id (0.8 to 48 s for a 1,000-event append at 122,616 events of the app, against
+    /// 13 ms through the unique index). A key is unique in each partition; one stored in two
+    /// would come back twice and is kept once.
+    static func idempotencyProbe(appID: UUID, ids: [UUID]) -> PostgresQuery {
+        """
+        SELECT e.event_id, e.user_id, e.device_id, e.version, e.outcome
+        FROM unnest(\(PostgresArray(ids))) AS i(id)
+        CROSS JOIN LATERAL (
+            SELECT event_id, user_id, device_id, version, outcome FROM events
+            WHERE app_id = (SELECT \(appID)) AND event_id = i.id OFFSET 0) AS e
+        """
+    }
+
     /// The streams' versions, read under their locks (`lock(_:on:)`), which keep them stable
-    /// until commit.
-    static func streamVersions(appID: UUID, keys: [StreamKey], on connection: PostgresConnection) throws -> [StreamKey: Int64] {
-        // A stream without a row is at version 0; the append's upsert of the heads creates it.
-        let users = PostgresArray(keys.map(\.userID))
-        let devices = PostgresArray(keys.map(\.deviceID))
-        let rows = try connection.query(
-            """
-            SELECT s.user_id, s.device_id, s.version
-            FROM unnest(\(users), \(devices)) AS k(u, d)
-            CROSS JOIN LATERAL (
-                SELECT user_id, device_id, version FROM streams
-                WHERE app_id = \(appID) AND user_id = k.u AND device_id = k.d OFFSET 0) AS s
-            """)
+    /// until commit. A stream without a row is at version 0; the append's upsert of the heads
+    /// creates it.
+    static func streamVersionsQuery(appID: UUID, keys: [StreamKey]) -> PostgresQuery {
+        """
+        SELECT s.user_id, s.device_id, s.version
+        FROM unnest(\(PostgresArray(keys.map(\.userID))), \(PostgresArray(keys.map(\.deviceID)))) AS k(u, d)
+        CROSS JOIN LATERAL (
+            SELECT user_id, device_id, version FROM streams
+            WHERE app_id = \(appID) AND user_id = k.u AND device_id = k.d OFFSET 0) AS s
+        """
+    }
+
+    static func streamVersions(appID: UUID, rows: PostgresRows) throws -> [StreamKey: Int64] {
         var versions: [StreamKey: Int64] = [:]
         for row in rows {
             versions[StreamKey(appID: appID, userID: try row.decode(0), deviceID: try row.decode(1))] = try row.decode(2)

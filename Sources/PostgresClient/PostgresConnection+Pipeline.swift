@@ -7,13 +7,19 @@ extension PostgresConnection {
     /// one by one, and answers them all at once. Returns `last`'s rows. The first statement
     /// that fails is thrown; the server skips the ones after it (the transaction is then
     /// aborted). Statements are prepared first, outside the pipeline, as `query(_:)` does.
-    ///
-    /// Only the last statement's rows are read after the whole pipeline is written, so only it
-    /// may return many rows: the queued ones are writes with one-line answers, which the
-    /// server's socket buffer holds while libpq is still writing.
     @discardableResult
     func sendQueued(then last: PostgresQuery?) throws(PostgresError) -> PostgresRows {
-        let statements = queued + (last.map { [$0] } ?? [])
+        try sendQueued(then: last.map { [$0] } ?? []).last ?? PostgresRows(columns: [], values: [], affectedRows: 0)
+    }
+
+    /// Sends the queued statements and then `answered` in one pipeline, and returns the rows of
+    /// each of `answered`, in order: reads that do not depend on each other cost one round trip
+    /// together. The server's answers to statements sent early arrive while libpq is still
+    /// writing later ones; libpq reads them into its buffer whenever a write would block, so
+    /// large answers cannot stall the pipeline.
+    func sendQueued(then answered: [PostgresQuery]) throws(PostgresError) -> [PostgresRows] {
+        let statements = queued + answered
+        let firstAnswered = queued.count
         queued.removeAll()
         queueFlushes += 1
         var names: [String?] = []
@@ -27,7 +33,8 @@ extension PostgresConnection {
         }
         guard PQpipelineSync(handle) == 1 else { throw broken() }
         var firstError: PostgresError?
-        var rows = PostgresRows(columns: [], values: [], affectedRows: 0)
+        var answers: [PostgresRows] = []
+        answers.reserveCapacity(answered.count)
         for index in statements.indices {
             guard let result = PQgetResult(handle) else { throw broken() }
             if PQresultStatus(result) == PGRES_PIPELINE_ABORTED {
@@ -35,7 +42,7 @@ extension PostgresConnection {
             } else {
                 do {
                     let answer = try consume(result)
-                    if index == statements.count - 1 { rows = answer }
+                    if index >= firstAnswered { answers.append(answer) }
                 } catch {
                     firstError = firstError ?? error
                 }
@@ -48,7 +55,7 @@ extension PostgresConnection {
         PQclear(sync)
         guard synced, PQexitPipelineMode(handle) == 1 else { throw broken() }
         if let firstError { throw firstError }
-        return rows
+        return answers
     }
 
     /// Sends one statement into the pipeline, by name when prepared.

@@ -71,6 +71,18 @@ public final class PostgresConnection: @unchecked Sendable {
         return try consume(result)
     }
 
+    /// Runs several statements in one round trip (after the transaction's queued ones) and
+    /// returns each one's rows, in order: for reads that do not depend on each other's answers.
+    /// They run in order, each with its own snapshot, as if sent one by one; the first that
+    /// fails is thrown, and inside a transaction it aborts the transaction as it would alone.
+    public func query(_ queries: [PostgresQuery]) throws(PostgresError) -> [PostgresRows] {
+        for query in queries { try refuseNUL(query) }
+        guard queued.isEmpty, queries.count == 1, let only = queries.first else {
+            return queries.isEmpty && queued.isEmpty ? [] : try sendQueued(then: queries)
+        }
+        return [try query(only)]
+    }
+
     /// Calls `body` with the statement's parameters as libpq takes them: their count, type
     /// OIDs and NUL-terminated texts (NULL for a null), valid only during the call.
     func withParameters<T>(

@@ -55,7 +55,8 @@ struct AppendTests {
     func projectorRejection() async throws {
         struct Refuse: AppendProjector {
             struct No: Error {}
-            func project(_ appends: [StreamAppend], on connection: PostgresConnection) throws -> [[String?]] {
+            func read(_ streams: [StreamKey]) -> PostgresQuery? { nil }
+            func project(_ appends: [StreamAppend], read: PostgresRows?, on connection: PostgresConnection) throws -> [[String?]] {
                 throw EventLogError.rejected(index: 1, reason: No())
             }
         }
@@ -74,7 +75,8 @@ struct AppendTests {
     @Test("Outcomes from the projector are stored with the event and returned for duplicates")
     func outcomes() async throws {
         struct Echo: AppendProjector {
-            func project(_ appends: [StreamAppend], on connection: PostgresConnection) throws -> [[String?]] {
+            func read(_ streams: [StreamKey]) -> PostgresQuery? { nil }
+            func project(_ appends: [StreamAppend], read: PostgresRows?, on connection: PostgresConnection) throws -> [[String?]] {
                 appends.map { append in append.events.map { #"{"version": \#($0.version), "from": \#(append.previousVersion)}"# } }
             }
         }
@@ -85,6 +87,24 @@ struct AppendTests {
         let again = try await fixture.log.append(appID: fixture.appID, events: [event(id: id)], projector: Echo())
         #expect(again[0].duplicate && again[0].version == 2)
         #expect(again[0].outcome == #"{"from": 0, "version": 2}"#, "jsonb normalises key order")
+        await fixture.pool.close()
+    }
+
+    @Test("The projector's read covers each stream of the batch once, and its rows reach project")
+    func projectorRead() async throws {
+        struct Heads: AppendProjector {
+            func read(_ streams: [StreamKey]) -> PostgresQuery? {
+                "SELECT d, \(Int64(streams.count)) FROM unnest(\(PostgresArray(streams.map(\.deviceID)))) AS d ORDER BY d"
+            }
+            func project(_ appends: [StreamAppend], read: PostgresRows?, on connection: PostgresConnection) throws -> [[String?]] {
+                let devices: [String] = try (read ?? PostgresRows(columns: [], values: [], affectedRows: 0)).map { try $0.decode(0) }
+                return appends.map { append in append.events.map { _ in #"{"read": "\#(devices.joined(separator: ","))"}"# } }
+            }
+        }
+        let fixture = try await LogFixture.make()
+        let results = try await fixture.log.append(
+            appID: fixture.appID, events: [event("a", "2"), event("a", "1"), event("a", "2")], projector: Heads())
+        #expect(results.map(\.outcome) == Array(repeating: #"{"read": "1,2"}"#, count: 3))
         await fixture.pool.close()
     }
 

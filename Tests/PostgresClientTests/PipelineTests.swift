@@ -27,6 +27,31 @@ struct PipelineTests {
         await pool.close()
     }
 
+    @Test("Several reads in one round trip answer each in order, after the queued writes; a failing one aborts the transaction")
+    func severalReads() async throws {
+        let pool = try await TestDatabase.pool(size: 1)
+        let prefix = "pipe-\(UUID().uuidString.prefix(8))-"
+        let answers = try await pool.transaction { connection -> [[String]] in
+            try connection.send("INSERT INTO apps (id, name) VALUES (\(UUID()), \(prefix + "a"))")
+            let rows = try connection.query([
+                "SELECT name FROM apps WHERE name LIKE \(prefix + "%")",
+                "SELECT g::text FROM generate_series(1, 3) AS g",
+                "SELECT 'x' WHERE false",
+            ])
+            return try rows.map { try $0.map { try $0.decode(0) } }
+        }
+        #expect(answers == [[prefix + "a"], ["1", "2", "3"], []])
+        await #expect(throws: PostgresError.self) {
+            try await pool.transaction { connection in
+                try connection.send("INSERT INTO apps (id, name) VALUES (\(UUID()), \(prefix + "b"))")
+                _ = try connection.query(["SELECT 1", "SELECT 1 / 0", "SELECT 2"])
+            }
+        }
+        #expect(try await names(pool, prefix) == [prefix + "a"])
+        #expect(try await pool.query("SELECT 1").count == 1)
+        await pool.close()
+    }
+
     @Test("A body that throws after queueing writes stores none of them, sent or not")
     func throwingBodyStoresNothing() async throws {
         struct Refusal: Error {}

@@ -26,9 +26,20 @@ final class DeviceProjector: AppendProjector {
     /// need not read back the JSON it stored.
     var outcomes: [Int: EventOutcome] { projected.withLock { $0.outcomes } }
 
-    func project(_ appends: [StreamAppend], on connection: PostgresConnection) throws -> [[String?]] {
+    /// The batch's devices as the projection holds them, read with the log's own reads.
+    func read(_ streams: [StreamKey]) -> PostgresQuery? {
+        guard let appID = streams.first?.appID else { return nil }
+        return DeviceStateStore.loadQuery(appID: appID, keys: streams)
+    }
+
+    func project(_ appends: [StreamAppend], read: PostgresRows?, on connection: PostgresConnection) throws -> [[String?]] {
         guard let appID = appends.first?.stream.appID else { return [] }
-        let current = try DeviceStateStore.load(appID: appID, keys: appends.map(\.stream), on: connection)
+        let current: [StreamKey: DeviceStateStore.Row]
+        if let read {
+            current = try DeviceStateStore.rows(appID: appID, read)
+        } else {
+            current = try DeviceStateStore.load(appID: appID, keys: appends.map(\.stream), on: connection)
+        }
         var outcomes: [[String?]] = []
         var written: [DeviceStateStore.Row] = []
         var outcomesByIndex: [Int: EventOutcome] = [:]

@@ -18,14 +18,22 @@ public enum DeviceStateStore {
     }
 
     static func load(appID: UUID, keys: [StreamKey], on connection: PostgresConnection) throws -> [StreamKey: Row] {
-        let rows = try connection.query(
-            """
-            SELECT s.user_id, s.device_id, s.version, s.state::text, s.milestones, s.install_id
-            FROM unnest(\(PostgresArray(keys.map(\.userID))), \(PostgresArray(keys.map(\.deviceID)))) AS k(u, d)
-            CROSS JOIN LATERAL (
-                SELECT user_id, device_id, version, state, milestones, install_id FROM device_states
-                WHERE app_id = \(appID) AND user_id = k.u AND device_id = k.d OFFSET 0) AS s
-            """)
+        try rows(appID: appID, try connection.query(loadQuery(appID: appID, keys: keys)))
+    }
+
+    /// The statement reading these devices' rows (those the projection holds), for `rows`.
+    static func loadQuery(appID: UUID, keys: [StreamKey]) -> PostgresQuery {
+        """
+        SELECT s.user_id, s.device_id, s.version, s.state::text, s.milestones, s.install_id
+        FROM unnest(\(PostgresArray(keys.map(\.userID))), \(PostgresArray(keys.map(\.deviceID)))) AS k(u, d)
+        CROSS JOIN LATERAL (
+            SELECT user_id, device_id, version, state, milestones, install_id FROM device_states
+            WHERE app_id = \(appID) AND user_id = k.u AND device_id = k.d OFFSET 0) AS s
+        """
+    }
+
+    /// The devices `loadQuery`'s statement read, by stream.
+    static func rows(appID: UUID, _ rows: PostgresRows) throws -> [StreamKey: Row] {
         var states: [StreamKey: Row] = [:]
         for row in rows {
             let key = StreamKey(appID: appID, userID: try row.decode(0), deviceID: try row.decode(1))
