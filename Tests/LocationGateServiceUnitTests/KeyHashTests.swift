@@ -1,0 +1,18 @@
+import Testing
+
+@testable import LocationGateService
+
+/// Keys are stored and looked up by the hex SHA-256 of their text (`api_keys.key_hash`): the
+/// form must never change, or every stored key stops matching.
+@Suite("Key hashes")
+struct KeyHashTests {
+    @Test("The hex SHA-256 of the key's UTF-8 text, lower case", arguments: [
+        ("lg_abc", "7fbd944c7d1295374fc7a9f469fbb18511e5a66521811e89e7fb9ead0d03b53a"),
+        ("lg_" + String(repeating: "A", count: 43), "c5490907ece2dc17c86b531883b0e3c41c1ca24c290afc6299a8c752089b349b"),
+        ("lg_é", "86211497e04e08c4db8250c783b9491908545e2ad7bdb1132b9f536598ff088a"),
+        ("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
+    ])
+    func hexSHA256(key: String, hash: String) {
+        #expect(APIKeys.hash(key) == hash)
+    }
+}
