@@ -105,12 +105,11 @@ public func buildRouter(
     if let limiter { keyed.append(RateLimitMiddleware(limiter: limiter)) }
     // The areas: each a group with its middleware, the API's parts added to it as route
     // collections, each with its scope groups inside and the one face of the service it calls.
-    // The router tries a path's constant segments in the order their routes were registered,
-    // so the routes asked most (gates, then events) come first, and the API before health.
+    HealthRoutes(service: service, follower: follower, registry: registry, streams: streams).register(on: routes)
     let v1 = routes.group("/v1", router: router, middleware: keyed)
-    v1.add(GateRoutes(gates: service).collection)
-    v1.add(EventRoutes(ingest: service).collection)
     v1.add(CatalogRoutes(catalog: service).collection)
+    v1.add(EventRoutes(ingest: service).collection)
+    v1.add(GateRoutes(gates: service).collection)
     v1.add(HistoryRoutes(history: service).collection)
     v1.add(AnalyticsRoutes(analytics: service).collection)
     v1.add(ChangeFeedRoutes(feed: service, streams: streams).collection)
@@ -121,7 +120,6 @@ public func buildRouter(
     let ofrep = routes.group("/ofrep/v1", router: router, catchAll: true, middleware: [OFREPErrorMiddleware()] + keyed)
     ofrep.add(OFREPRoutes(ofrep: service, streams: streams).collection)
     ofrep.add(OFREPStreamRoutes(ofrep: service, hints: service, streams: streams).collection)
-    HealthRoutes(service: service, follower: follower, registry: registry, streams: streams).register(on: routes)
     DashboardRoutes(service: service, configuration: configuration, limiter: limiter, failures: failures).register(on: routes, router: router)
     routes.get("/hello") { _, _ in
         // The trivial JSON route the benchmarks compare gates against.

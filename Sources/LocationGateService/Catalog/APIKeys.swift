@@ -339,25 +339,16 @@ public final class APIKeys: Sendable {
         }
     }
 
-    /// Hex SHA-256 of the key text. On every authenticated request, so no `String(format:)`,
-    /// and the text's own UTF-8 bytes are hashed and the hex written in place (no `Data` or
-    /// byte array between).
+    /// Hex SHA-256 of the key text. On every authenticated request, so no `String(format:)`.
     static func hash(_ key: String) -> String {
-        var key = key
-        let digest = key.withUTF8 { SHA256.hash(data: UnsafeRawBufferPointer($0)) }
-        return String(unsafeUninitializedCapacity: SHA256.byteCount * 2) { hex in
-            var at = 0
-            for byte in digest {
-                hex[at] = hexDigit(byte >> 4)
-                hex[at + 1] = hexDigit(byte & 0x0F)
-                at += 2
-            }
-            return at
+        let digits = Array("0123456789abcdef".utf8)
+        var hex = [UInt8]()
+        hex.reserveCapacity(64)
+        for byte in SHA256.hash(data: Data(key.utf8)) {
+            hex.append(digits[Int(byte >> 4)])
+            hex.append(digits[Int(byte & 0x0F)])
         }
-    }
-
-    private static func hexDigit(_ value: UInt8) -> UInt8 {
-        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
+        return String(decoding: hex, as: UTF8.self)
     }
 
     static func newKeyText() -> String {

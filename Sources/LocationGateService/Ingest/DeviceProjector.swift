@@ -63,10 +63,8 @@ final class DeviceProjector: AppendProjector {
             written.append(device)
             outcomes.append(streamOutcomes)
         }
-        // Each new state's stored form, made once for its row and for the counts.
-        let texts = written.map(\.state.storedJSON)
-        try DeviceStateStore.save(appID: appID, written, texts: texts, on: connection)
-        try DeviceStateStore.count(appID: appID, written, texts: texts, replacing: current, on: connection)
+        try DeviceStateStore.save(appID: appID, written, on: connection)
+        try DeviceStateStore.count(appID: appID, written, replacing: current, on: connection)
         projected.withLock { $0 = (written.map { ($0.key, $0.version, $0.state) }, outcomesByIndex) }
         return outcomes
     }
