@@ -175,6 +175,16 @@ bench_table() {
         -c "GRANT ALL ON bench_events, bench_events_position_seq TO locgate_app"
 }
 
+# floor_tables OWNER_URL: the least server's tables (`locgate-bench ingest-floor`: a device state
+# and a stream head per event, beside `bench_table`'s event rows), shaped like the projection's
+# and the heads', and its app. Run after `bench_table`.
+floor_tables() {
+    psql -q -X "$1" -v ON_ERROR_STOP=1 -c "CREATE TABLE floor_states (LIKE device_states INCLUDING ALL)" \
+        -c "CREATE TABLE floor_streams (LIKE streams INCLUDING ALL)" \
+        -c "GRANT ALL ON floor_states, floor_streams TO locgate_app" \
+        -c "INSERT INTO apps (id, name) VALUES ('00000000-0000-0000-0000-000000000001', 'floor')"
+}
+
 # measured_product PRODUCT OVERRIDE: the build of PRODUCT a measurement runs: the path in
 # OVERRIDE when set (another build, such as an earlier commit's, for a before-and-after in one
 # sitting), else this tree's release build.
