@@ -162,17 +162,18 @@ WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'locgate_app') \gexec
 SQL
 }
 
-# bench_table OWNER_URL: pgbench's table for the single-event ingest baseline, shaped like the
-# partition events go into (its four indexes: position, global order, event id, stream
-# version), with its own position sequence. Run after `locgate migrate` and `service_role`.
+# bench_table OWNER_URL [NAME]: pgbench's table for the single-event ingest baseline (or another
+# of the same shape, named NAME), shaped like the partition events go into (its four indexes:
+# position, global order, event id, stream version), with its own position sequence. Run after
+# `locgate migrate` and `service_role`.
 bench_table() {
-    local owner="$1" partition
+    local owner="$1" name="${2:-bench_events}" partition
     partition="$(psql -qAtX "$owner" -c "SELECT inhrelid::regclass FROM pg_inherits WHERE inhparent = 'events'::regclass ORDER BY inhrelid::regclass::text LIMIT 1")"
     psql -q -X "$owner" -v ON_ERROR_STOP=1 \
-        -c "CREATE TABLE bench_events (LIKE $partition INCLUDING DEFAULTS INCLUDING INDEXES INCLUDING CONSTRAINTS)" \
-        -c "CREATE SEQUENCE bench_events_position_seq OWNED BY bench_events.position" \
-        -c "ALTER TABLE bench_events ALTER COLUMN position SET DEFAULT nextval('bench_events_position_seq')" \
-        -c "GRANT ALL ON bench_events, bench_events_position_seq TO locgate_app"
+        -c "CREATE TABLE $name (LIKE $partition INCLUDING DEFAULTS INCLUDING INDEXES INCLUDING CONSTRAINTS)" \
+        -c "CREATE SEQUENCE ${name}_position_seq OWNED BY $name.position" \
+        -c "ALTER TABLE $name ALTER COLUMN position SET DEFAULT nextval('${name}_position_seq')" \
+        -c "GRANT ALL ON $name, ${name}_position_seq TO locgate_app"
 }
 
 # floor_tables OWNER_URL: the least server's tables (`locgate-bench ingest-floor`: a device state

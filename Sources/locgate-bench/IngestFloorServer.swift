@@ -14,7 +14,7 @@ import Synchronization
 /// the same parts: Hummingbird, our libpq client and its thread pool, and one group commit at a
 /// time. It does nothing else: no authentication, no decoding (the body is read and dropped), no
 /// rules and no cache. Each group writes the rows an event needs (an event row into
-/// `bench_events`, a device state into `floor_states`, a stream head into `floor_streams`, the
+/// `bench_events` (or `--events-table`), a device state into `floor_states`, a stream head into `floor_streams`, the
 /// tables `Labs/ingest-cpu` makes) in one round trip. So no design of the service on
 /// Hummingbird and libpq can ingest faster here: what it reaches against pgbench is the ceiling
 /// of the ratio, and `serve`'s rate over it is how much of that ceiling we use. With `--reads`
@@ -30,6 +30,8 @@ struct IngestFloorBench: AsyncParsableCommand {
     @Option(help: "Port to listen on (127.0.0.1)") var port = 8090
     @Option(help: "The stored outcome each event row carries (JSON)") var outcome = #"{"analytics": {}}"#
     @Option(help: "The device state each state row carries (JSON)") var state = #"{"status": "notDetermined"}"#
+    @Option(help: "The table of the event rows (shaped like a partition of `events`; `bench_events` is pgbench's)")
+    var eventsTable = "bench_events"
     @Option(help: "Group commits in flight at once") var groups = 1
     @Option(help: "Rows per event: 1 the event (pgbench's row), 2 and its device state, 3 and its stream head") var rows = 3
     @Option(help: "Round trips per group: 1, or more with a `SELECT 1` answered before the writes for each extra (serve's groups take 4)")
@@ -39,6 +41,9 @@ struct IngestFloorBench: AsyncParsableCommand {
 
     func validate() throws {
         guard (1...3).contains(rows) else { throw ValidationError("--rows is 1, 2 or 3") }
+        guard !eventsTable.isEmpty, eventsTable.utf8.allSatisfy({ (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || $0 == UInt8(ascii: "_") }) else {
+            throw ValidationError("--events-table is a table name of lower-case letters and underscores")
+        }
         guard (1...16).contains(groups) else { throw ValidationError("--groups is 1 to 16") }
         guard (1...8).contains(roundTrips) else { throw ValidationError("--round-trips is 1 to 8") }
         guard !reads || roundTrips == 1 else { throw ValidationError("--reads makes its own two round trips: leave out --round-trips") }
@@ -49,7 +54,9 @@ struct IngestFloorBench: AsyncParsableCommand {
             CommandLogging.bootstrap(level: database.level)
             let logger = Logger(label: "locgate.ingest-floor")
             let pool = try database.makePool(size: max(2, self.groups), logger: logger)
-            let groups = FloorGroupCommitter(pool: pool, outcome: outcome, state: state, rows: rows, roundTrips: roundTrips, reads: reads, maxDrainers: self.groups)
+            let groups = FloorGroupCommitter(
+                pool: pool, eventsTable: eventsTable, outcome: outcome, state: state, rows: rows, roundTrips: roundTrips, reads: reads,
+                maxDrainers: self.groups)
             // A group up front: a missing table or a bad JSON option fails here, not per request.
             try await groups.write(count: 1)
             let router = Router()
@@ -78,6 +85,8 @@ final class FloorGroupCommitter: Sendable {
     }
 
     private let pool: PostgresConnectionPool
+    /// The event rows' table: `bench_events` (pgbench's), or one of the bench's own.
+    private let eventsTable: String
     private let outcome: String
     private let state: String
     private let queue = Mutex(State())
@@ -91,8 +100,12 @@ final class FloorGroupCommitter: Sendable {
     private static let appID = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1))
     private static let app = "'\(appID.lowercasedText)'"
 
-    init(pool: PostgresConnectionPool, outcome: String, state: String, rows: Int, roundTrips: Int, reads: Bool, maxDrainers: Int) {
+    init(
+        pool: PostgresConnectionPool, eventsTable: String, outcome: String, state: String, rows: Int, roundTrips: Int, reads: Bool,
+        maxDrainers: Int
+    ) {
         self.pool = pool
+        self.eventsTable = eventsTable
         self.reads = reads
         self.rows = rows
         self.roundTrips = roundTrips
@@ -142,12 +155,12 @@ final class FloorGroupCommitter: Sendable {
     /// second): BEGIN, the inserts and COMMIT in one pipeline.
     func write(count: Int) async throws {
         if reads { return try await writeWithReads(count: count) }
-        let (count, outcome, state, rows, roundTrips) = (Int64(count), outcome, state, rows, roundTrips)
+        let (count, outcome, state, rows, roundTrips, eventsTable) = (Int64(count), outcome, state, rows, roundTrips, eventsTable)
         try await pool.withConnection { connection in
             try connection.transaction { connection in
                 for _ in 1..<roundTrips { try connection.query("SELECT 1") }
                 try connection.send("""
-                    INSERT INTO bench_events (app_id, user_id, device_id, version, event_id, type, data, occurred_at, outcome)
+                    INSERT INTO \(unescaped: eventsTable) (app_id, user_id, device_id, version, event_id, type, data, occurred_at, outcome)
                     SELECT \(unescaped: Self.app), 'floor', gen_random_uuid()::text, 1, gen_random_uuid(),
                            'appStateChanged', '{"state": "foreground"}', now(), \(outcome)::jsonb
                     FROM generate_series(1, \(count))
@@ -173,7 +186,7 @@ final class FloorGroupCommitter: Sendable {
     /// `serve` uses (a LATERAL probe of a unique index per key), all answered in one round trip
     /// before the writes; and one NOTIFY. Their answers are not used: every id is new.
     private func writeWithReads(count: Int) async throws {
-        let (outcome, state, rows) = (outcome, state, rows)
+        let (outcome, state, rows, eventsTable) = (outcome, state, rows, eventsTable)
         let ids = (0..<count).map { _ in UUID() }
         let devices = ids.map { "d-\($0.uuidString.lowercased())" }
         let streams = devices.map { StreamKey(appID: Self.appID, userID: "floor", deviceID: $0) }
@@ -183,7 +196,7 @@ final class FloorGroupCommitter: Sendable {
                 try connection.send("""
                     SELECT e.event_id FROM unnest(\(PostgresArray(ids))) AS i(id)
                     CROSS JOIN LATERAL (
-                        SELECT event_id FROM bench_events
+                        SELECT event_id FROM \(unescaped: eventsTable)
                         WHERE app_id = (SELECT \(unescaped: Self.app)::uuid) AND event_id = i.id OFFSET 0) AS e
                     """)
                 try connection.send("""
@@ -199,7 +212,7 @@ final class FloorGroupCommitter: Sendable {
                         WHERE app_id = \(unescaped: Self.app) AND user_id = 'floor' AND device_id = d.id OFFSET 0) AS s
                     """)
                 try connection.send("""
-                    INSERT INTO bench_events (app_id, user_id, device_id, version, event_id, type, data, occurred_at, outcome)
+                    INSERT INTO \(unescaped: eventsTable) (app_id, user_id, device_id, version, event_id, type, data, occurred_at, outcome)
                     SELECT \(unescaped: Self.app), 'floor', d, 1, i,
                            'appStateChanged', '{"state": "foreground"}', now(), \(outcome)::jsonb
                     FROM unnest(\(PostgresArray(devices)), \(PostgresArray(ids))) AS b(d, i)
