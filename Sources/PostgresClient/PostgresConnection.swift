@@ -77,10 +77,8 @@ public final class PostgresConnection: @unchecked Sendable {
     /// fails is thrown, and inside a transaction it aborts the transaction as it would alone.
     public func query(_ queries: [PostgresQuery]) throws(PostgresError) -> [PostgresRows] {
         for query in queries { try refuseNUL(query) }
-        guard queued.isEmpty, queries.count == 1, let only = queries.first else {
-            return queries.isEmpty && queued.isEmpty ? [] : try sendQueued(then: queries)
-        }
-        return [try query(only)]
+        guard !queries.isEmpty || !queued.isEmpty else { return [] }
+        return try sendQueued(then: queries)
     }
 
     /// Calls `body` with the statement's parameters as libpq takes them: their count, type
