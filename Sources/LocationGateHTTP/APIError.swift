@@ -79,6 +79,14 @@ enum JSONResponse {
         fields[.contentType] = contentType
         return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
     }
+
+    /// A body `JSONWriter` wrote, copied once into the response's buffer (through `Data` it
+    /// was copied twice).
+    static func make(_ status: HTTPResponse.Status, json: [UInt8], headers: HTTPFields = [:]) -> Response {
+        var fields = headers
+        fields[.contentType] = "application/json"
+        return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: json)))
+    }
 }
 
 extension Request {

@@ -50,6 +50,9 @@ struct AuthenticationMiddleware: RouterMiddleware {
         if let token = Self.token(in: request) {
             if let adminToken, !adminToken.isEmpty, Self.constantTimeEqual(token, adminToken) {
                 context.isAdminToken = true
+            } else if let known = keys.cachedIdentity(forKey: token) {
+                // Without awaiting `identity(forKey:)` for the usual case: its frame was 1% of a gate.
+                context.identity = known
             } else {
                 context.identity = try await Self.identity(forKey: token, keys: keys, failures: failures, context: context)
             }
@@ -79,27 +82,41 @@ struct AuthenticationMiddleware: RouterMiddleware {
     }
 
     /// The key of `Authorization: Bearer <key>` (the scheme in any case) or of the key header.
-    /// Parsed on UTF-8 bytes: Foundation's `trimmingCharacters(in:)` was 7% of a cached gate.
+    /// Parsed on UTF-8 bytes without copying them: Foundation's `trimmingCharacters(in:)` was
+    /// 7% of a cached gate, and joining and copying the header's bytes another 2%.
     static func token(in request: Request) -> String? {
-        if let header = request.headers[.authorization] {
-            let bytes = Array(header.utf8)
-            let scheme = Array("bearer ".utf8)
+        if let header = value(of: .authorization, in: request.headers) {
+            let scheme = "bearer ".utf8
+            let bytes = header.utf8
             if bytes.count > scheme.count, zip(bytes, scheme).allSatisfy({ $0 == $1 || ($1 != UInt8(ascii: " ") && $0 == $1 - 0x20) }) {
-                return trimmed(bytes[scheme.count...])
+                return trimmed(header[bytes.index(bytes.startIndex, offsetBy: scheme.count)...])
             }
         }
-        if let name = apiKeyHeader, let key = request.headers[name] {
-            return trimmed(Array(key.utf8)[...])
+        if let name = apiKeyHeader, let key = value(of: name, in: request.headers) {
+            return trimmed(key[...])
         }
         return nil
     }
 
-    /// The bytes without leading and trailing spaces and tabs.
-    private static func trimmed(_ bytes: ArraySlice<UInt8>) -> String {
+    /// A field's value: the one field of that name as it is, several joined as `HTTPFields`
+    /// joins them (which no key survives), so that the join is paid only when there is one.
+    private static func value(of name: HTTPField.Name, in fields: HTTPFields) -> String? {
+        var found: String?
+        for field in fields where field.name == name {
+            guard found == nil else { return fields[name] }
+            found = field.value
+        }
+        return found
+    }
+
+    /// The text without leading and trailing spaces and tabs.
+    private static func trimmed(_ text: Substring) -> String {
         func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
-        let start = bytes.firstIndex { !isBlank($0) } ?? bytes.endIndex
-        let end = bytes.lastIndex { !isBlank($0) }.map { $0 + 1 } ?? start
-        return String(decoding: bytes[start..<max(start, end)], as: UTF8.self)
+        let bytes = text.utf8
+        guard let start = bytes.firstIndex(where: { !isBlank($0) }), let last = bytes.lastIndex(where: { !isBlank($0) }) else {
+            return ""
+        }
+        return String(text[start...last])
     }
 
     static func constantTimeEqual(_ a: String, _ b: String) -> Bool {

@@ -13,7 +13,7 @@ struct EventResults: Encodable {
 
     enum CodingKeys: String, CodingKey { case results }
 
-    var jsonData: Data {
+    var json: [UInt8] {
         var writer = JSONWriter(capacity: 160 * results.count + 16)
         writer.objectStart()
         writer.key("results")
@@ -36,6 +36,6 @@ struct EventResults: Encodable {
         }
         writer.arrayEnd()
         writer.objectEnd()
-        return Data(writer.bytes)
+        return writer.bytes
     }
 }

@@ -22,9 +22,9 @@ extension GateDecision {
         writer.objectEnd()
     }
 
-    var jsonData: Data {
+    var json: [UInt8] {
         var writer = JSONWriter(capacity: 256)
         write(to: &writer)
-        return Data(writer.bytes)
+        return writer.bytes
     }
 }

@@ -33,4 +33,12 @@ struct AuthenticationTokenTests {
             #expect(AuthenticationMiddleware.token(in: Self.request(fields)) == expected, "\(fields)")
         }
     }
+
+    @Test("Two Authorization fields are read joined, as HTTP joins them, which no key survives")
+    func twoFields() {
+        var fields = HTTPFields()
+        fields.append(HTTPField(name: .authorization, value: "Bearer lg_first"))
+        fields.append(HTTPField(name: .authorization, value: "Bearer lg_second"))
+        #expect(AuthenticationMiddleware.token(in: Self.request(fields)) == "lg_first, Bearer lg_second")
+    }
 }

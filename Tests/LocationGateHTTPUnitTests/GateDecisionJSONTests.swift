@@ -19,9 +19,9 @@ struct GateDecisionJSONTests {
                 temporary: index % 4 == 1, accuracy: index % 2 == 0 ? .full : .reduced, requiredTier: index % 2 == 0 ? .always : .whenInUse,
                 version: Int64(index * 1000), missingKeys: index % 3 == 1 ? ["NSLocationWhenInUseUsageDescription", "x"] : nil)
             let expected = try JSONSerialization.jsonObject(with: encoder.encode(decision)) as? NSDictionary
-            let actual = try JSONSerialization.jsonObject(with: decision.jsonData) as? NSDictionary
-            #expect(actual == expected, "\(String(decoding: decision.jsonData, as: UTF8.self))")
-            #expect(try JSONDecoder().decode(GateDecision.self, from: decision.jsonData) == decision)
+            let actual = try JSONSerialization.jsonObject(with: Data(decision.json)) as? NSDictionary
+            #expect(actual == expected, "\(String(decoding: Data(decision.json), as: UTF8.self))")
+            #expect(try JSONDecoder().decode(GateDecision.self, from: Data(decision.json)) == decision)
         }
     }
 }
@@ -47,8 +47,8 @@ struct EventResultsJSONTests {
         for count in [0, 1, results.count] {
             let value = EventResults(results: Array(results.prefix(count)))
             let expected = try JSONSerialization.jsonObject(with: encoder.encode(value)) as? NSDictionary
-            let actual = try JSONSerialization.jsonObject(with: value.jsonData) as? NSDictionary
-            #expect(actual != nil && actual == expected, "\(String(decoding: value.jsonData, as: UTF8.self))")
+            let actual = try JSONSerialization.jsonObject(with: Data(value.json)) as? NSDictionary
+            #expect(actual != nil && actual == expected, "\(String(decoding: Data(value.json), as: UTF8.self))")
         }
     }
 }

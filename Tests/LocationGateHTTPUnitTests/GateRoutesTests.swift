@@ -66,7 +66,7 @@ struct GateRoutesTests {
                 #expect(body["reason"] as? String == "authorized" && body["status"] as? String == "authorizedWhenInUse")
                 #expect(body["version"] as? Int == 3)
                 // The decision's own hand-written form, byte for byte.
-                #expect(Data(response.body.readableBytesView) == FakeGates.decision.jsonData)
+                #expect(Data(response.body.readableBytesView) == Data(FakeGates.decision.json))
             }
         }
         #expect(gates.calls.withLock { $0 } == 2)

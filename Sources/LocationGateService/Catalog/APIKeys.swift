@@ -341,14 +341,19 @@ public final class APIKeys: Sendable {
 
     /// Hex SHA-256 of the key text. On every authenticated request, so no `String(format:)`.
     static func hash(_ key: String) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var hex = [UInt8]()
-        hex.reserveCapacity(64)
-        for byte in SHA256.hash(data: Data(key.utf8)) {
-            hex.append(digits[Int(byte >> 4)])
-            hex.append(digits[Int(byte & 0x0F)])
+        var key = key
+        let digest = key.withUTF8 { SHA256.hash(data: UnsafeRawBufferPointer($0)) }
+        // Written in place: through `Data` and an array of digits it was 3% of a cached gate.
+        return String(unsafeUninitializedCapacity: 2 * SHA256.byteCount) { hex in
+            func digit(_ value: UInt8) -> UInt8 { value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10 }
+            var index = 0
+            for byte in digest {
+                hex[index] = digit(byte >> 4)
+                hex[index + 1] = digit(byte & 0x0F)
+                index += 2
+            }
+            return index
         }
-        return String(decoding: hex, as: UTF8.self)
     }
 
     static func newKeyText() -> String {

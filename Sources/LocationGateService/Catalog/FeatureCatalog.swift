@@ -29,6 +29,14 @@ public final class FeatureCatalog: Sendable {
         self.coherence = coherence
     }
 
+    /// The app's features when this process holds them and may answer from memory; nil when
+    /// `features(appID:)` would read them. Synchronous, for the gate's path without a
+    /// suspension point.
+    public func cachedFeatures(appID: UUID) -> [Feature]? {
+        guard coherence.isFollowing else { return nil }
+        return cache.withLock { $0.catalogs[appID] }
+    }
+
     /// The app's features, sorted by key.
     public func features(appID: UUID) async throws -> [Feature] {
         let following = coherence.isFollowing

@@ -31,10 +31,15 @@ extension GateService {
     }
 
     public func deviceGate(_ key: StreamKey, feature featureKey: String) async throws(ServiceError) -> GateDecision {
-        guard let feature = try await catalog(key.appID).first(where: { $0.key == featureKey }) else {
+        // From memory without awaiting when the catalog and the device are cached (the usual
+        // case): each await of a call that would not suspend still costs its frame.
+        let catalog: [Feature]
+        if let cached = features.cachedFeatures(appID: key.appID) { catalog = cached } else { catalog = try await self.catalog(key.appID) }
+        guard let feature = catalog.first(where: { $0.key == featureKey }) else {
             throw ServiceError(.notFound, "no feature \(featureKey.prefix(128))")
         }
-        let entry = try await device(key)
+        let entry: DeviceStateCache.Entry
+        if let cached = cache.entry(key) { entry = cached } else { entry = try await device(key) }
         return entry.state.decide(feature, version: entry.version)
     }
 
