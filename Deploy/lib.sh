@@ -300,3 +300,41 @@ for start in range(0, devices, 10000):
     urllib.request.urlopen(request).read()
 PY
 }
+
+# wrk_alternating SECONDS SLICES OUT_A OUT_B URL_A SCRIPT_A URL_B SCRIPT_B: wrk (2 threads, 64
+# connections) against A and B in turn, SLICES times each, for SECONDS in all on each side (at
+# least a second a slice), and each side's slices pooled into one wrk summary (Labs/bench.d/
+# report.lua's JSON) in OUT_A and OUT_B: requests, seconds, errors and non-2xx answers summed,
+# p50 and p99 the median of the slices'. On a shared machine the speed moves within seconds
+# (two adjacent 10 s runs of one build differed by a third); turns of a second or two give both
+# sides the same machine, and the pooled ratio of ten turns repeats within a few percent where
+# single turns ranged from 0.45 to 0.95. With WRK_TICKS_PID set, each side's summary also holds
+# that process's CPU ticks (user and system) during its slices (`ticks`).
+wrk_alternating() {
+    local seconds="$1" slices="$2" out_a="$3" out_b="$4" url_a="$5" script_a="$6" url_b="$7" script_b="$8"
+    local slice=$(( seconds / slices < 1 ? 1 : seconds / slices )) parts i side before
+    parts="$(mktemp -d)"
+    for i in $(seq 1 "$slices"); do
+        for side in a b; do
+            before="$([ -n "${WRK_TICKS_PID:-}" ] && awk '{print $14 + $15}' "/proc/$WRK_TICKS_PID/stat" || echo 0)"
+            if [ "$side" = a ]; then
+                wrk -t2 -c64 -d"$slice"s -s "$script_a" "$url_a" | tail -n 1 >"$parts/$side.$i.json"
+            else
+                wrk -t2 -c64 -d"$slice"s -s "$script_b" "$url_b" | tail -n 1 >"$parts/$side.$i.json"
+            fi
+            echo $(( $([ -n "${WRK_TICKS_PID:-}" ] && awk '{print $14 + $15}' "/proc/$WRK_TICKS_PID/stat" || echo 0) - before )) >"$parts/$side.$i.ticks"
+        done
+    done
+    python3 - "$parts" "$slices" "$out_a" "$out_b" <<'PY'
+import json, statistics, sys
+parts, slices, outs = sys.argv[1], int(sys.argv[2]), {"a": sys.argv[3], "b": sys.argv[4]}
+for side, out in outs.items():
+    runs = [json.load(open(f"{parts}/{side}.{i}.json")) for i in range(1, slices + 1)]
+    ticks = sum(int(open(f"{parts}/{side}.{i}.ticks").read()) for i in range(1, slices + 1))
+    pooled = {key: sum(run[key] for run in runs) for key in ("requests", "seconds", "errors", "non2xx")}
+    pooled.update({key: statistics.median(run[key] for run in runs) for key in ("p50_ms", "p99_ms")})
+    pooled.update({"slices": len(runs), "ticks": ticks})
+    json.dump(pooled, open(out, "w"))
+PY
+    rm -rf "$parts"
+}

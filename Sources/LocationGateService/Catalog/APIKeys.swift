@@ -343,7 +343,7 @@ public final class APIKeys: Sendable {
     static func hash(_ key: String) -> String {
         var key = key
         let digest = key.withUTF8 { SHA256.hash(data: UnsafeRawBufferPointer($0)) }
-        // Written in place: through `Data` and an array of digits it was 3% of a cached gate.
+        // From the key's own bytes, the digits written in place: no `Data`, no array of digits.
         return String(unsafeUninitializedCapacity: 2 * SHA256.byteCount) { hex in
             func digit(_ value: UInt8) -> UInt8 { value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10 }
             var index = 0
