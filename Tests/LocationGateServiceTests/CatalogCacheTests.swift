@@ -16,9 +16,7 @@ struct CatalogCacheTests {
         let configuration = try await TestDatabase.create(prefix: "locgate_catalogcache")
         let pool = PostgresConnectionPool(configuration: configuration, size: 2, logger: TestDatabase.logger)
         let appID = try await TestDatabase.makeApp(pool)
-        let coherence = CacheCoherence(bound: .seconds(1))
-        coherence.markAlive()
-        let catalog = FeatureCatalog(pool: pool, coherence: coherence)
+        let catalog = FeatureCatalog(pool: pool, coherence: CacheCoherence(alwaysFollowing: true))
         let nearby = Feature(key: "nearby", requires: .whenInUse, services: [.standard])
         _ = try await catalog.put(appID: appID, feature: nearby, actor: .cli)
         #expect(catalog.cachedFeatures(appID: appID) == nil)
@@ -31,9 +29,11 @@ struct CatalogCacheTests {
         #expect(catalog.cachedFeatures(appID: appID) == nil)
         #expect(try await catalog.features(appID: appID).map(\.key) == ["nearby", "trip-log"])
         #expect(catalog.cachedFeatures(appID: appID)?.map(\.key) == ["nearby", "trip-log"])
-        // No heartbeat for longer than the bound: no answer from memory.
-        #expect(try await waitUntil { !coherence.isFollowing })
-        #expect(catalog.cachedFeatures(appID: appID) == nil)
+        // A process that does not follow notifications (no heartbeat yet) loads, keeps nothing
+        // and answers nothing from memory.
+        let unfollowed = FeatureCatalog(pool: pool, coherence: CacheCoherence(bound: .seconds(1)))
+        #expect(try await unfollowed.features(appID: appID).map(\.key) == ["nearby", "trip-log"])
+        #expect(unfollowed.cachedFeatures(appID: appID) == nil)
         await pool.close()
     }
 }
