@@ -163,16 +163,8 @@ struct ErasureTests {
         if server.contains("://"), let slash = server.range(of: "/", options: .backwards), let name = database {
             url = String(server[..<slash.upperBound]) + name
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["pg_dump", "--no-owner", "--dbname", url]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        let dump = try ChildProcess.run("pg_dump", ["--no-owner", "--dbname", url])
+        return String(decoding: dump.output, as: UTF8.self)
     }
 }
 

@@ -216,16 +216,9 @@ struct LocgateCommandRun {
 
     init(_ arguments: [String], database: String?) throws {
         let url = try TestDatabase.serverConfiguration().connectionString
-        let process = Process()
-        process.executableURL = LocgateServer.binary
-        process.arguments = arguments + ["--database-url", url] + (database.map { ["--database-name", $0] } ?? [])
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        status = process.terminationStatus
-        output = String(decoding: data, as: UTF8.self)
+        let run = try ChildProcess.run(
+            LocgateServer.binary.path, arguments + ["--database-url", url] + (database.map { ["--database-name", $0] } ?? []))
+        status = run.status
+        output = String(decoding: run.output, as: UTF8.self)
     }
 }
