@@ -74,18 +74,14 @@ enum JSONResponse {
         return make(status, data: try encoder.encode(value), headers: headers)
     }
 
-    static func make(_ status: HTTPResponse.Status, data: Data, headers: HTTPFields = [:], contentType: String = "application/json") -> Response {
+    /// A body of bytes as they are: `Data`, or what `JSONWriter` wrote, copied once into the
+    /// response's buffer (through `Data` it was copied twice).
+    static func make(
+        _ status: HTTPResponse.Status, data: some Sequence<UInt8>, headers: HTTPFields = [:], contentType: String = "application/json"
+    ) -> Response {
         var fields = headers
         fields[.contentType] = contentType
         return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
-    }
-
-    /// A body `JSONWriter` wrote, copied once into the response's buffer (through `Data` it
-    /// was copied twice).
-    static func make(_ status: HTTPResponse.Status, json: [UInt8], headers: HTTPFields = [:]) -> Response {
-        var fields = headers
-        fields[.contentType] = "application/json"
-        return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: json)))
     }
 }
 

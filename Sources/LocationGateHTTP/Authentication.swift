@@ -69,7 +69,6 @@ struct AuthenticationMiddleware: RouterMiddleware {
     static func identity(
         forKey token: String, keys: APIKeys, failures: RateLimiter, context: AppRequestContext
     ) async throws(APIError) -> APIIdentity? {
-        if let known = keys.cachedIdentity(forKey: token) { return known }
         let identity: APIIdentity?
         do {
             identity = try await keys.identity(forKey: token)

@@ -30,6 +30,6 @@ enum OFREPError {
         writer.field("errorDetails", details)
         writer.fieldIfPresent("key", key)
         writer.objectEnd()
-        return JSONResponse.make(status, json: writer.bytes)
+        return JSONResponse.make(status, data: writer.bytes)
     }
 }

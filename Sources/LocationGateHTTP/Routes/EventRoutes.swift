@@ -31,7 +31,7 @@ struct EventRoutes {
         let results = try await ingest.ingest(appID: identity.appID, submissions: submissions)
         // An ingest key is in every copy of the app: its answer says what was stored, not
         // the device's state (which a read key asks for).
-        return JSONResponse.make(.ok, json: EventResults(results: results, withState: identity.scope != .ingest).json)
+        return JSONResponse.make(.ok, data: EventResults(results: results, withState: identity.scope != .ingest).json)
     }
 
     static let deviceTokenHeader = HTTPField.Name("X-Device-Token")

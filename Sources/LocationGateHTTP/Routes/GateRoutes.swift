@@ -31,7 +31,7 @@ struct GateRoutes {
         let key = try PathParameters.streamKey(identity, context)
         let feature = context.parameters.get("feature") ?? ""
         let decision = try await gates.deviceGate(key, feature: feature)
-        return JSONResponse.make(.ok, json: decision.json)
+        return JSONResponse.make(.ok, data: decision.json)
     }
 
     @Sendable func userGates(_ request: Request, context: AppRequestContext) async throws -> Response {

@@ -24,7 +24,7 @@ struct HistoryRoutes {
         let after = try integer(query.get("afterVersion"), "afterVersion", default: 0, range: 0...Int64.max)
         let limit = try integer(query.get("limit"), "limit", default: 100, range: 1...1000)
         let page = try await history.history(key, afterVersion: after, limit: Int(limit))
-        return JSONResponse.make(.ok, json: page.json)
+        return JSONResponse.make(.ok, data: page.json)
     }
 
     @Sendable func state(_ request: Request, context: AppRequestContext) async throws -> Response {

@@ -34,7 +34,7 @@ struct OFREPRoutes {
         }
         var writer = JSONWriter()
         evaluation.write(to: &writer)
-        return JSONResponse.make(.ok, json: writer.bytes)
+        return JSONResponse.make(.ok, data: writer.bytes)
     }
 
     @Sendable func evaluateFlags(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -61,7 +61,7 @@ struct OFREPRoutes {
         writer.key("flags")
         BulkEvaluation.writeFlags(bulk.flags, to: &writer)
         writer.objectEnd()
-        return JSONResponse.make(.ok, json: writer.bytes, headers: [.eTag: bulk.etag])
+        return JSONResponse.make(.ok, data: writer.bytes, headers: [.eTag: bulk.etag])
     }
 
     static let forwardedProto = HTTPField.Name("X-Forwarded-Proto")
