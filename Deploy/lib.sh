@@ -312,17 +312,15 @@ PY
 # that process's CPU ticks (user and system) during its slices (`ticks`).
 wrk_alternating() {
     local seconds="$1" slices="$2" out_a="$3" out_b="$4" url_a="$5" script_a="$6" url_b="$7" script_b="$8"
-    local slice=$(( seconds / slices < 1 ? 1 : seconds / slices )) parts i side before
+    local slice=$(( seconds / slices < 1 ? 1 : seconds / slices )) parts i side url script before
+    wrk_pid_ticks() { if [ -n "${WRK_TICKS_PID:-}" ]; then awk '{print $14 + $15}' "/proc/$WRK_TICKS_PID/stat"; else echo 0; fi; }
     parts="$(mktemp -d)"
     for i in $(seq 1 "$slices"); do
         for side in a b; do
-            before="$([ -n "${WRK_TICKS_PID:-}" ] && awk '{print $14 + $15}' "/proc/$WRK_TICKS_PID/stat" || echo 0)"
-            if [ "$side" = a ]; then
-                wrk -t2 -c64 -d"$slice"s -s "$script_a" "$url_a" | tail -n 1 >"$parts/$side.$i.json"
-            else
-                wrk -t2 -c64 -d"$slice"s -s "$script_b" "$url_b" | tail -n 1 >"$parts/$side.$i.json"
-            fi
-            echo $(( $([ -n "${WRK_TICKS_PID:-}" ] && awk '{print $14 + $15}' "/proc/$WRK_TICKS_PID/stat" || echo 0) - before )) >"$parts/$side.$i.ticks"
+            if [ "$side" = a ]; then url="$url_a" script="$script_a"; else url="$url_b" script="$script_b"; fi
+            before="$(wrk_pid_ticks)"
+            wrk -t2 -c64 -d"$slice"s -s "$script" "$url" | tail -n 1 >"$parts/$side.$i.json"
+            echo $(( $(wrk_pid_ticks) - before )) >"$parts/$side.$i.ticks"
         done
     done
     python3 - "$parts" "$slices" "$out_a" "$out_b" <<'PY'
@@ -337,4 +335,12 @@ for side, out in outs.items():
     json.dump(pooled, open(out, "w"))
 PY
     rm -rf "$parts"
+}
+
+# perf_attaches PID: installs perf (linux-perf) if it is missing, and succeeds when it can
+# attach to PID here (a VM or a container may refuse it); the labs that profile say so and go on
+# without a profile otherwise.
+perf_attaches() {
+    command -v perf >/dev/null 2>&1 || { as_root apt-get update -qq && DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq linux-perf >/dev/null; } || true
+    command -v perf >/dev/null 2>&1 && perf stat -e task-clock -p "$1" -o /dev/null -- sleep 0.1 >/dev/null 2>&1
 }
