@@ -339,14 +339,26 @@ public struct EventLog: Sendable {
     public static func read(
         after position: LogPosition, limit: Int, outcomes: Bool = true, on connection: PostgresConnection
     ) throws -> [RecordedEvent] {
-        try decode(connection.query(
+        try decode(read(outcomes ? columns : columnsWithoutOutcome, after: position, limit: limit, on: connection))
+    }
+
+    /// The same events as `read(after:limit:outcomes:on:)`, with `select` as the select list
+    /// (its first two columns must be `tx_id::text` and `position`, which `position(of:)` reads):
+    /// for readers of many events that need few of their columns (the analytics rollup).
+    public static func read(_ select: String, after position: LogPosition, limit: Int, on connection: PostgresConnection) throws -> PostgresRows {
+        try connection.query(
             """
-            SELECT \(unescaped: outcomes ? columns : columnsWithoutOutcome) FROM events
+            SELECT \(unescaped: select) FROM events
             WHERE (tx_id, position) > (\(String(position.transactionID))::xid8, \(position.position))
               AND tx_id < pg_snapshot_xmin(pg_current_snapshot())
             ORDER BY events.tx_id, events.position
             LIMIT \(limit)
-            """))
+            """)
+    }
+
+    /// The place of a row that `read(_:after:limit:on:)` returned.
+    public static func position(of row: PostgresRow) throws -> LogPosition {
+        LogPosition(transactionID: try row.decode(0), position: try row.decode(1))
     }
 
     /// The select list of `RecordedEvent`. `tx_id::text` is named `tx_id` in the output, which
@@ -361,7 +373,7 @@ public struct EventLog: Sendable {
     static func decode(_ rows: PostgresRows) throws -> [RecordedEvent] {
         try rows.map { row in
             RecordedEvent(
-                logPosition: LogPosition(transactionID: try row.decode(0), position: try row.decode(1)),
+                logPosition: try position(of: row),
                 stream: StreamKey(appID: try row.decode(2), userID: try row.decode(3), deviceID: try row.decode(4)),
                 version: try row.decode(5), id: try row.decode(6), type: try row.decode(7), data: try row.decode(8),
                 occurredAt: try row.decode(9), recordedAt: try row.decode(10), outcome: try row.decodeIfPresent(11))

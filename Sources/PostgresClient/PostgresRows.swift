@@ -16,6 +16,7 @@ public struct PostgresRows: Sendable, Sequence {
     public var count: Int { values.count }
     public var isEmpty: Bool { values.isEmpty }
     public var first: PostgresRow? { values.first.map { PostgresRow(values: $0, columns: columns) } }
+    public var last: PostgresRow? { values.last.map { PostgresRow(values: $0, columns: columns) } }
 
     public func makeIterator() -> some IteratorProtocol<PostgresRow> {
         values.lazy.map { PostgresRow(values: $0, columns: self.columns) }.makeIterator()

@@ -54,10 +54,12 @@ public struct EventAnalytics: Sendable, Hashable, Codable {
     /// Milestones reached for the first time.
     public var milestones: [String]?
 
+    /// What analytics count of an event; nil when it counts for nothing (most observations),
+    /// so that its stored outcome carries no analytics and the rollup need not read it back.
     static func make(
         event: LocationEvent, before: DeviceState, after: DeviceState, effects: [Effect],
         newMilestones: DeviceMilestones
-    ) -> EventAnalytics {
+    ) -> EventAnalytics? {
         // The context when the event happened (a contextReported event counts under the new one).
         let context = after.context
         var analytics = EventAnalytics(
@@ -93,7 +95,9 @@ public struct EventAnalytics: Sendable, Hashable, Codable {
         if !newMilestones.isEmpty {
             analytics.milestones = DeviceMilestones.names.filter { newMilestones.contains($0.0) }.map(\.1)
         }
-        return analytics
+        var choice: PromptChoice?
+        if case .promptResponded(let explicit) = event { choice = explicit }
+        return analytics.counters(effects: effects, choice: choice, type: event.type).isEmpty ? nil : analytics
     }
 
     /// The rollup counters this event adds to (metric, key).
