@@ -63,8 +63,10 @@ final class DeviceProjector: AppendProjector {
             written.append(device)
             outcomes.append(streamOutcomes)
         }
-        try DeviceStateStore.save(appID: appID, written, on: connection)
-        try DeviceStateStore.count(appID: appID, written, replacing: current, on: connection)
+        // Each new state's stored form is made once, for its row and its count.
+        let texts = written.map(\.state.storedJSON)
+        try DeviceStateStore.save(appID: appID, written, texts: texts, on: connection)
+        try DeviceStateStore.count(appID: appID, written, texts: texts, replacing: current, on: connection)
         projected.withLock { $0 = (written.map { ($0.key, $0.version, $0.state) }, outcomesByIndex) }
         return outcomes
     }

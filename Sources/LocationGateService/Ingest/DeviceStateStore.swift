@@ -59,10 +59,11 @@ public enum DeviceStateStore {
         }
     }
 
-    /// Upserts devices of one app.
-    public static func save(appID: UUID, _ devices: [Row], on connection: PostgresConnection) throws {
+    /// Upserts devices of one app. `texts` are their states' stored forms when the caller has
+    /// made them already (the append, which counts them too).
+    public static func save(appID: UUID, _ devices: [Row], texts: [String]? = nil, on connection: PostgresConnection) throws {
         guard !devices.isEmpty else { return }
-        let texts = devices.map(\.state.storedJSON)
+        let texts = texts ?? devices.map(\.state.storedJSON)
         // Queued with the append's other writes (`send`): one round trip at COMMIT.
         try connection.send(
             """
@@ -91,13 +92,16 @@ public enum DeviceStateStore {
     /// `device_counts` (adding a state never seen before to `device_state_kinds`), in the
     /// append transaction. Rows go in the state's text order and in this backend's lane, so
     /// concurrent appends neither wait on each other's counters nor deadlock.
-    static func count(appID: UUID, _ devices: [Row], replacing previous: [StreamKey: Row], on connection: PostgresConnection) throws {
+    /// `texts`, when given, are the new states' stored forms (as for `save`).
+    static func count(
+        appID: UUID, _ devices: [Row], texts: [String]? = nil, replacing previous: [StreamKey: Row], on connection: PostgresConnection
+    ) throws {
         var deltas: [String: (count: Int64, state: DeviceState)] = [:]
-        for device in devices {
+        for (index, device) in devices.enumerated() {
             let old = previous[device.key]?.state
             guard old != device.state else { continue }
             if let old { deltas[old.storedJSON, default: (0, old)].count -= 1 }
-            deltas[device.state.storedJSON, default: (0, device.state)].count += 1
+            deltas[texts?[index] ?? device.state.storedJSON, default: (0, device.state)].count += 1
         }
         let rows = deltas.filter { $0.value.count != 0 }.sorted { $0.key < $1.key }
         guard !rows.isEmpty else { return }
