@@ -16,11 +16,13 @@ public final class LocgateServer: @unchecked Sendable {
         return Bundle.main.bundleURL.appendingPathComponent("locgate")
     }
 
-    public let process = Process()
+    /// Started with `posix_spawnp` (`SpawnedProcess`), not `Process`, whose `run()` crashed a
+    /// test process that was opening connections on other threads (see `ChildProcess`).
+    public let process: SpawnedProcess
     public let port: Int
 
-    /// What the process wrote to standard error (its log), when `captureErrors` was set.
-    public let errors: Pipe?
+    /// Where the process writes its standard error (its log), when `captureErrors` was set.
+    private let errorsPath: String?
 
     /// - Parameters:
     ///   - arguments: more `serve` options, e.g. `["--idle-timeout", "1"]`.
@@ -33,19 +35,26 @@ public final class LocgateServer: @unchecked Sendable {
         captureErrors: Bool = false, logLevel: String = "warning", environment extra: [String: String] = [:]
     ) throws {
         self.port = port
-        process.executableURL = Self.binary
-        process.arguments = [
-            "serve", "--port", String(port), "--database-url", databaseURL, "--database-name", databaseName,
-            "--log-level", logLevel,
-        ] + arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment.merge(extra) { _, new in new }
+        var environment = extra
         environment["LOCGATE_ADMIN_TOKEN"] = adminToken
-        process.environment = environment
-        process.standardOutput = FileHandle.nullDevice
-        errors = captureErrors ? Pipe() : nil
-        if let errors { process.standardError = errors }
-        try process.run()
+        errorsPath = captureErrors
+            ? FileManager.default.temporaryDirectory.appendingPathComponent("locgate-serve-\(UUID().uuidString).log").path : nil
+        process = try SpawnedProcess(
+            Self.binary.path,
+            ["serve", "--port", String(port), "--database-url", databaseURL, "--database-name", databaseName, "--log-level", logLevel]
+                + arguments,
+            environment: environment, errors: errorsPath)
+    }
+
+    deinit {
+        if let errorsPath { unlink(errorsPath) }
+    }
+
+    /// What the process wrote to standard error so far (its log), when `captureErrors` was
+    /// set; empty otherwise.
+    public var errorOutput: String {
+        guard let errorsPath, let data = FileManager.default.contents(atPath: errorsPath) else { return "" }
+        return String(decoding: data, as: UTF8.self)
     }
 
     /// A TCP port on 127.0.0.1 that nothing listens on or connects from now: the kernel's choice
@@ -74,7 +83,7 @@ public final class LocgateServer: @unchecked Sendable {
     /// SIGKILL: no draining, no goodbye, as a crash or an out-of-memory kill.
     public func crash() {
         guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGKILL)
+        process.signal(SIGKILL)
         process.waitUntilExit()
     }
 

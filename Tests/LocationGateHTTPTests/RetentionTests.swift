@@ -179,7 +179,7 @@ struct RetentionScheduleTests {
         }
         #expect(try await waitUntil(timeout: .seconds(20)) { try await runs() >= 2 }, "two runs counted on /metrics")
         server.stop()
-        let log = String(decoding: server.errors?.fileHandleForReading.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+        let log = server.errorOutput
         #expect(log.components(separatedBy: "retention run").count - 1 >= 2, "a log line per run")
     }
 }

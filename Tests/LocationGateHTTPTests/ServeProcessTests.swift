@@ -131,7 +131,7 @@ struct ServeProcessTests {
         #expect(exited && took < .seconds(10), "exited: \(exited) after \(took)")
         if exited { #expect(server.process.terminationStatus == 0) }
 
-        let log = String(decoding: server.errors?.fileHandleForReading.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+        let log = server.errorOutput
         let lines = log.split(separator: "\n").map(String.init)
         #expect(lines.filter { $0.contains("shutting down:") }.count == 1, "\(log)")
         // The access log: a JSON line per request, with its route template and the app in lower case.

@@ -100,7 +100,7 @@ struct ServerLimitsTests {
         defer { server.stop() }
         #expect(try await waitUntil(timeout: .seconds(30)) { !server.process.isRunning }, "serve started with a weak admin token")
         #expect(server.process.terminationStatus != 0)
-        let output = String(decoding: server.errors?.fileHandleForReading.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+        let output = server.errorOutput
         #expect(output.contains("LOCGATE_ADMIN_TOKEN"), "\(output)")
     }
 }
