@@ -208,7 +208,7 @@ let package = Package(
             name: "LocationGateServiceUnitTests",
             dependencies: [
                 "LocationGateService", "LocationAuthorization", "EventLog", "LocationGateSimulation", "LocationGateTestSupport",
-                .product(name: "Crypto", package: "swift-crypto"),
+                "PostgresClient", .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSettings
         ),

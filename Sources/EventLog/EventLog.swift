@@ -32,12 +32,13 @@ public struct EventLog: Sendable {
     // MARK: - Append
 
     /// Appends a batch for one app, atomically and in order, and returns one result per event.
+    /// `origin` marks the append's NOTIFY (see `appendInTransaction`).
     public func append(
-        appID: UUID, events: [NewEvent], projector: (any AppendProjector)? = nil
+        appID: UUID, events: [NewEvent], projector: (any AppendProjector)? = nil, origin: String? = nil
     ) async throws(EventLogError) -> [AppendResult] {
         do {
             return try await pool.withConnection { connection in
-                try Self.append(appID: appID, events: events, projector: projector, on: connection)
+                try Self.append(appID: appID, events: events, projector: projector, origin: origin, on: connection)
             }
         } catch let error as EventLogError {
             throw error
@@ -51,14 +52,14 @@ public struct EventLog: Sendable {
     /// then sees the stored result) or when no partition took the events yet (after creating
     /// the partitions ahead).
     public static func append(
-        appID: UUID, events: [NewEvent], projector: (any AppendProjector)?, on connection: PostgresConnection
+        appID: UUID, events: [NewEvent], projector: (any AppendProjector)?, origin: String? = nil, on connection: PostgresConnection
     ) throws -> [AppendResult] {
         var attempt = 0
         while true {
             attempt += 1
             do {
                 return try connection.transaction { connection in
-                    try appendInTransaction(appID: appID, events: events, projector: projector, on: connection)
+                    try appendInTransaction(appID: appID, events: events, projector: projector, origin: origin, on: connection)
                 }
             } catch let error as PostgresError where error.isEventIDRace && attempt < 3 {
                 continue
@@ -71,9 +72,11 @@ public struct EventLog: Sendable {
 
     /// The append inside a transaction the caller runs (and commits): for group commit, where
     /// several appends share one transaction. `streamsLocked` says the caller already took
-    /// every stream's lock with `lock(_:on:)` before the transaction's first write.
+    /// every stream's lock with `lock(_:on:)` before the transaction's first write. `origin`, when
+    /// given, starts every payload of the append's NOTIFY (`StreamChange.originLine`): the
+    /// appending process, which has its new states already, skips its own notifications.
     public static func appendInTransaction(
-        appID: UUID, events: [NewEvent], projector: (any AppendProjector)?, streamsLocked: Bool = false,
+        appID: UUID, events: [NewEvent], projector: (any AppendProjector)?, streamsLocked: Bool = false, origin: String? = nil,
         on connection: PostgresConnection
     ) throws -> [AppendResult] {
         guard !events.isEmpty else { return [] }
@@ -164,7 +167,7 @@ public struct EventLog: Sendable {
         //    commit, never for a rolled-back batch. Payloads stay under PostgreSQL's 8000-byte
         //    limit.
         let heads = appends.map { ($0.stream, $0.events.last?.version ?? $0.previousVersion) }
-        let payloads = StreamChange.payloads(heads.map { StreamChange(stream: $0.0, version: $0.1) })
+        let payloads = StreamChange.payloads(heads.map { StreamChange(stream: $0.0, version: $0.1) }, origin: origin)
         try connection.send(
             """
             WITH moved AS (

@@ -14,20 +14,32 @@ public struct StreamChange: Sendable, Hashable {
     }
 
     /// Payloads of at most `limit` bytes: one line per stream, `app<TAB>user<TAB>device<TAB>version`.
-    /// (Stream ids never hold tabs or newlines: the API allows `[A-Za-z0-9._:@-]` only.)
-    static func payloads(_ changes: [StreamChange], limit: Int = 7900) -> [String] {
+    /// (Stream ids never hold tabs or newlines: the API allows `[A-Za-z0-9._:@-]` only.) With an
+    /// `origin`, each payload starts with the line `originLine(origin)`, which `parse` skips (it
+    /// has no tabs) and by which the appending process knows its own appends (`isFrom`).
+    static func payloads(_ changes: [StreamChange], origin: String? = nil, limit: Int = 7900) -> [String] {
+        let first = origin.map(originLine) ?? ""
         var payloads: [String] = []
-        var current = ""
+        var current = first
         for change in changes {
             let line = "\(change.stream.appID.lowercasedText)\t\(change.stream.userID)\t\(change.stream.deviceID)\t\(change.version)\n"
-            if !current.isEmpty && current.utf8.count + line.utf8.count > limit {
+            if current.utf8.count > first.utf8.count && current.utf8.count + line.utf8.count > limit {
                 payloads.append(current)
-                current = ""
+                current = first
             }
             current += line
         }
-        if !current.isEmpty { payloads.append(current) }
+        if current.utf8.count > first.utf8.count { payloads.append(current) }
         return payloads
+    }
+
+    /// The first line of the payloads an append from `origin` sends.
+    public static func originLine(_ origin: String) -> String { "#\(origin)\n" }
+
+    /// Whether `payload` starts with `originLine` (its UTF-8 bytes, given so that a listener
+    /// makes them once).
+    public static func isFrom(_ originLine: [UInt8], payload: String) -> Bool {
+        payload.utf8.starts(with: originLine)
     }
 
     /// The changes in a payload; lines that do not parse are skipped.

@@ -68,6 +68,10 @@ public final class GateService: Sendable {
     let coherence: CacheCoherence
     /// Change hints for the push streams, fed by the `CacheFollower`.
     public let changes = ChangeHub()
+    /// Marks the NOTIFYs of this service's appends (`StreamChange.originLine`), so that its own
+    /// follower skips them: `ingest` has stored the new states in the cache and woken the push
+    /// streams itself. One per service, not per process: tests run several in one process.
+    let appendOrigin = UUID().lowercasedText
     /// Decoded states of `device_state_kinds`, for the dashboard's feature coverage.
     let stateKinds = StateKindCache()
 
@@ -107,7 +111,7 @@ public final class GateService: Sendable {
         self.logger = logger
         self.committer = GroupCommitter(
             pool: pool, maxInFlight: max(1, min(groupCommits, pool.size)), maxQueuedEvents: maxQueuedEvents,
-            queueTimeout: pool.waitTimeout * 2, clock: clock)
+            queueTimeout: pool.waitTimeout * 2, clock: clock, origin: appendOrigin)
     }
 
     /// The background work every server runs beside its routes: the analytics rollup and the

@@ -20,6 +20,21 @@ struct StreamChangeTests {
         #expect(payloads.flatMap(StreamChange.parse) == changes)
     }
 
+    @Test("With an origin every payload starts with its line, stays under the limit, and parses to the same changes")
+    func origin() {
+        let app = UUID()
+        let changes = (0..<300).map { StreamChange(stream: StreamKey(appID: app, userID: "u", deviceID: "d-\($0)"), version: Int64($0)) }
+        let origin = UUID().lowercasedText
+        let line = Array(StreamChange.originLine(origin).utf8)
+        let payloads = StreamChange.payloads(changes, origin: origin, limit: 1000)
+        #expect(payloads.count > 1)
+        #expect(payloads.allSatisfy { $0.utf8.count <= 1000 && StreamChange.isFrom(line, payload: $0) })
+        #expect(payloads.flatMap(StreamChange.parse) == changes)
+        #expect(!StreamChange.isFrom(Array(StreamChange.originLine(UUID().lowercasedText).utf8), payload: payloads[0]))
+        #expect(StreamChange.payloads(changes).allSatisfy { !StreamChange.isFrom(line, payload: $0) })
+        #expect(StreamChange.payloads([], origin: origin).isEmpty)
+    }
+
     @Test("Lines that do not parse are skipped, the others kept")
     func oddLines() {
         let app = UUID()

@@ -1,9 +1,10 @@
-import EventLog
 import Foundation
 import LocationAuthorization
 import LocationGateSimulation
+import PostgresClient
 import Testing
 
+@testable import EventLog
 @testable import LocationGateService
 
 @Suite("The device cache's packed states", .timeLimit(.minutes(1)))
@@ -156,5 +157,27 @@ struct DeviceStateCacheTests {
         #expect(cache.entry(key)?.version == 1)
         cache.removeIfOlder(key, than: 2)
         #expect(cache.entry(key) == nil)
+    }
+
+    @Test("A NOTIFY of the service's own append leaves the cache as the append stored it; another's drops the older state and wakes the app's streams")
+    func ownNotifications() {
+        let cache = DeviceStateCache(shardCount: 4, coherence: CacheCoherence(alwaysFollowing: true))
+        let hub = ChangeHub()
+        let origin = UUID().lowercasedText
+        let invalidation = DeviceCacheInvalidation(cache: cache, hub: hub, origin: origin)
+        let key = StreamKey(appID: UUID(), userID: "u", deviceID: "d")
+        let subscription = hub.subscribe(appID: key.appID)
+        defer { subscription.cancel() }
+        cache.store(key, version: 3, state: DeviceState())
+        let change = [StreamChange(stream: key, version: 4)]
+        for payload in StreamChange.payloads(change, origin: origin) { invalidation.apply(payload) }
+        #expect(cache.entry(key)?.version == 3, "its own append's notification changed nothing")
+        #expect(!subscription.take().contains(.streams))
+        for payload in StreamChange.payloads(change, origin: UUID().lowercasedText) { invalidation.apply(payload) }
+        #expect(cache.entry(key) == nil, "another process's append dropped the older state")
+        #expect(subscription.take().contains(.streams))
+        cache.store(key, version: 4, state: DeviceState())
+        for payload in StreamChange.payloads([StreamChange(stream: key, version: 5)]) { invalidation.apply(payload) }
+        #expect(cache.entry(key) == nil, "a payload without an origin (an earlier release's) is another's")
     }
 }

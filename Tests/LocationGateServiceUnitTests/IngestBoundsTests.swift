@@ -1,6 +1,7 @@
 import EventLog
 import Foundation
 import LocationAuthorization
+import PostgresClient
 import Testing
 
 @testable import LocationGateService
@@ -37,5 +38,17 @@ struct IngestBoundsTests {
             status: .authorizedWhenInUse, accuracy: .reduced)
         #expect(message.json == #"{"accuracy":"reduced","deviceId":"d-7","status":"authorizedWhenInUse","userId":"u-42","version":3}"#)
         #expect(message.position.eventID == "7342.3")
+    }
+
+    @Test("A failed append that may have committed (the database failed) makes ingest drop its devices; a refusal does not")
+    func mayHaveCommitted() {
+        let stream = StreamKey(appID: UUID(), userID: "u", deviceID: "d")
+        let lost = PostgresError(.connectionFailed, message: "server closed the connection unexpectedly")
+        #expect(GateService.mayHaveCommitted(lost))
+        #expect(GateService.mayHaveCommitted(EventLogError.database(lost)))
+        #expect(!GateService.mayHaveCommitted(EventLogError.versionConflict(index: 0, stream: stream, expected: 1, actual: 2)))
+        #expect(!GateService.mayHaveCommitted(EventLogError.idConflict(index: 0, id: UUID(), field: "data")))
+        #expect(!GateService.mayHaveCommitted(EventLogError.rejected(index: 0, reason: lost)))
+        #expect(!GateService.mayHaveCommitted(ServiceError(.overloaded, "the server is busy")))
     }
 }

@@ -38,7 +38,7 @@ public final class CacheFollower: Service, Sendable {
     public init(service: GateService, logger: Logger) {
         self.service = service
         self.logger = logger
-        self.devices = DeviceCacheInvalidation(cache: service.cache, hub: service.changes)
+        self.devices = DeviceCacheInvalidation(cache: service.cache, hub: service.changes, origin: service.appendOrigin)
         self.features = FeatureCacheInvalidation(features: service.features, hub: service.changes)
         self.keys = KeyCacheInvalidation(keys: service.keys)
         self.erasures = ErasureNotification(service: service, logger: logger)

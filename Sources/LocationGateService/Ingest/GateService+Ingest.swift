@@ -30,17 +30,24 @@ extension GateService {
                 committed = try await committer.append(appID: appID, events: newEvents, decoded: decoded)
             } else {
                 let projector = DeviceProjector(events: decoded)
-                let results = try await log.append(appID: appID, events: newEvents, projector: projector)
+                let results = try await log.append(appID: appID, events: newEvents, projector: projector, origin: appendOrigin)
                 committed = CommittedAppend(results: results, outcomes: projector.outcomes, states: projector.states)
             }
         } catch {
+            if Self.mayHaveCommitted(error) { forgetDevices(of: submissions, appID: appID) }
             rejections.increment()
             if let error = error as? EventLogError { throw Self.translate(error) }
             throw Self.translate(database: error)
         }
+        // What this service's follower would have done on the append's NOTIFY, which it skips
+        // (`DeviceCacheInvalidation`): the cache holds the committed states, the push streams wake.
+        var moved: [StreamChange] = []
+        moved.reserveCapacity(committed.states.count)
         for (key, version, state) in committed.states {
             cache.store(key, version: version, state: state)
+            moved.append(StreamChange(stream: key, version: version))
         }
+        changes.publish(moved)
         eventsAppended.increment(by: committed.results.filter { !$0.duplicate }.count)
         do {
             return try committed.results.enumerated().map { index, result in
@@ -54,6 +61,28 @@ extension GateService {
         } catch {
             throw ServiceError(.internalError, "a stored outcome could not be read")
         }
+    }
+
+    /// Whether a failed append may still have committed: a refusal (a rule, a version or id
+    /// conflict, a full queue) rolled back or never began; a database failure may have broken
+    /// off at COMMIT, after the commit.
+    static func mayHaveCommitted(_ error: any Error) -> Bool {
+        switch error {
+        case let error as EventLogError:
+            if case .database = error { return true }
+            return false
+        case is ServiceError: return false
+        default: return true
+        }
+    }
+
+    /// After an append that may have committed although it failed: its devices leave the cache
+    /// and their push streams wake, since this service skips its own NOTIFYs and cannot learn of
+    /// the commit from its follower.
+    private func forgetDevices(of submissions: [EventSubmission], appID: UUID) {
+        let keys = Set(submissions.map { StreamKey(appID: appID, userID: $0.userId, deviceID: $0.deviceId) })
+        for key in keys { cache.removeIfOlder(key, than: .max) }
+        changes.publish(keys.map { StreamChange(stream: $0, version: .max) })
     }
 
     /// SPEC §14: an `occurredAt` more than `skew` ahead of the server's clock (`latest` is now

@@ -54,6 +54,8 @@ final class GroupCommitter: Sendable {
     }
 
     private let pool: PostgresConnectionPool
+    /// What marks this process's NOTIFYs (`GateService.appendOrigin`).
+    private let origin: String?
     private let spillAfter: Duration
     let maxQueuedEvents: Int
     let maxQueuedEventsPerApp: Int
@@ -73,11 +75,12 @@ final class GroupCommitter: Sendable {
     init(
         pool: PostgresConnectionPool, maxInFlight: Int = 2, spillAfter: Duration = .milliseconds(20),
         maxEvents: Int = 2000, maxQueuedEvents: Int = 20_000, maxQueuedEventsPerApp: Int? = nil,
-        queueTimeout: Duration = .seconds(5), clock: any Clock<Duration> = ContinuousClock()
+        queueTimeout: Duration = .seconds(5), clock: any Clock<Duration> = ContinuousClock(), origin: String? = nil
     ) {
         let maxQueuedEventsPerApp = maxQueuedEventsPerApp ?? max(1_000, maxQueuedEvents / 4)
         self.maxQueuedEventsPerApp = maxQueuedEventsPerApp
         self.pool = pool
+        self.origin = origin
         self.clock = ElapsedTime(clock)
         self.spillAfter = spillAfter
         self.maxQueuedEvents = maxQueuedEvents
@@ -180,8 +183,9 @@ final class GroupCommitter: Sendable {
                 let requests = indices.map { (group[$0].appID, group[$0].events, group[$0].decoded) }
                 attempted.add(indices.count, ordering: .relaxed)
                 do {
+                    let origin = origin
                     let committed = try await pool.withConnection { connection in
-                        try connection.transaction { connection in try Self.appendAll(requests, on: connection) }
+                        try connection.transaction { connection in try Self.appendAll(requests, origin: origin, on: connection) }
                     }
                     groupsCommitted.increment()
                     eventsCommitted.increment(by: indices.reduce(0) { $0 + group[$1].events.count })
@@ -241,7 +245,7 @@ final class GroupCommitter: Sendable {
     /// Appends the requests of each app as one combined batch: one set of statements for all
     /// of them. Throws `Refused` for the first request with a refused event.
     private static func appendAll(
-        _ requests: [(UUID, [NewEvent], [Int: LocationEvent])], on connection: PostgresConnection
+        _ requests: [(UUID, [NewEvent], [Int: LocationEvent])], origin: String?, on connection: PostgresConnection
     ) throws -> [CommittedAppend] {
         var committed = [CommittedAppend?](repeating: nil, count: requests.count)
         // Every stream of the group is locked before the first append writes: a later app's
@@ -275,7 +279,7 @@ final class GroupCommitter: Sendable {
                 let results: [AppendResult]
                 do {
                     results = try EventLog.appendInTransaction(
-                        appID: appID, events: events, projector: projector, streamsLocked: true, on: connection)
+                        appID: appID, events: events, projector: projector, streamsLocked: true, origin: origin, on: connection)
                 } catch let error as EventLogError {
                     // Find the request of the refused event; it fails with its own index.
                     let failedAt: Int
