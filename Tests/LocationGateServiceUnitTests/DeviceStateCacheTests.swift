@@ -180,4 +180,27 @@ struct DeviceStateCacheTests {
         for payload in StreamChange.payloads([StreamChange(stream: key, version: 5)]) { invalidation.apply(payload) }
         #expect(cache.entry(key) == nil, "a payload without an origin (an earlier release's) is another's")
     }
+
+    @Test("A store or a fill older than what a notification announced is refused, for an uncached device too; the memory of it is bounded")
+    func storeBehindNotification() {
+        let cache = DeviceStateCache(shardCount: 1, coherence: CacheCoherence(alwaysFollowing: true))
+        let key = StreamKey(appID: UUID(), userID: "u", deviceID: "d")
+        // Another process appended version 6 and this one was told before its own append's
+        // answer (version 5) reached the cache.
+        cache.removeIfOlder(key, than: 6)
+        cache.store(key, version: 5, state: DeviceState())
+        #expect(cache.entry(key) == nil, "the older state was not cached")
+        cache.fill(key, ticket: cache.ticket(key), version: 5, state: DeviceState())
+        #expect(cache.entry(key) == nil, "nor filled")
+        cache.store(key, version: 6, state: DeviceState())
+        #expect(cache.entry(key)?.version == 6)
+        // Notifications of other devices push the floor out after `maxFloors` of them; the
+        // device's states are cached again as before.
+        for index in 0..<DeviceStateCache.maxFloors {
+            cache.removeIfOlder(StreamKey(appID: key.appID, userID: "u", deviceID: "other-\(index)"), than: 1)
+        }
+        cache.remove(key)
+        cache.store(key, version: 2, state: DeviceState())
+        #expect(cache.entry(key)?.version == 2, "the floor is forgotten after maxFloors other notifications")
+    }
 }

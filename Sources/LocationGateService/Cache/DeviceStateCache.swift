@@ -15,6 +15,12 @@ import Synchronization
 ///   (its shard's epoch) before it queries PostgreSQL; every invalidation bumps the epoch, and
 ///   `fill` stores nothing if the epoch moved meanwhile. So a fill racing a notification (or a
 ///   resync after a re-listen) is dropped instead of leaving an old state behind for good.
+/// - **A store never goes behind a notification.** Each shard remembers the versions the
+///   recent notifications announced (`maxFloors` devices per shard, in two halves: the window
+///   a store can race is milliseconds), and `store` and `fill` refuse a state older than that.
+///   An append's answer can reach `store` after another process appended to the same device
+///   and this process was notified of it (the stream's lock is free from the first COMMIT);
+///   without the floor the older state would stay cached.
 /// - **A byte budget.** Each shard keeps two generations: new and refreshed entries go to the
 ///   young one; when it reaches half the shard's budget, the old generation is dropped and the
 ///   young one becomes old (an approximate LRU with no per-entry bookkeeping). Contexts are
@@ -87,6 +93,24 @@ public final class DeviceStateCache: Sendable {
             var young = Generation()
             var old = Generation()
             var epoch: UInt64 = 0
+            /// The versions recent notifications announced, newest half first.
+            var floors: [StreamKey: Int64] = [:]
+            var oldFloors: [StreamKey: Int64] = [:]
+
+            /// The version the last notifications said the device is at, if one did lately.
+            func floor(of key: StreamKey) -> Int64? {
+                guard !floors.isEmpty || !oldFloors.isEmpty else { return nil }
+                return floors[key] ?? oldFloors[key]
+            }
+
+            mutating func noteFloor(_ key: StreamKey, _ version: Int64) {
+                let known = floor(of: key)
+                if floors.count >= DeviceStateCache.maxFloors / 2 && floors[key] == nil {
+                    oldFloors = floors
+                    floors = [:]
+                }
+                floors[key] = max(version, known ?? version)
+            }
         }
 
         let contents = Mutex(Contents())
@@ -98,6 +122,9 @@ public final class DeviceStateCache: Sendable {
 
     /// The default budget: 256 MiB, about a million devices at the measured cost per device.
     public static let defaultByteBudget = 256 << 20
+    /// Notified versions a shard remembers (`Shard.Contents.floors`): a bound outside the byte
+    /// budget, at most a few hundred kilobytes per shard with the API's longest ids.
+    static let maxFloors = 2048
 
     public let byteBudget: Int
     /// Cached answers are used only while the change notifications are followed.
@@ -152,6 +179,7 @@ public final class DeviceStateCache: Sendable {
     }
 
     private func storeIfNewer(_ key: StreamKey, version: Int64, state: DeviceState, in contents: inout Shard.Contents) {
+        if let floor = contents.floor(of: key), version < floor { return }
         if let current = contents.young.slots[key] {
             guard current.version < version else { return }
         } else if let current = contents.old.slots[key] {
@@ -182,13 +210,15 @@ public final class DeviceStateCache: Sendable {
         contents.young.insert(key, version: version, state: state)
     }
 
-    /// Drops an entry older than `version` (another process moved the stream), and makes any
-    /// fill of the shard that is in flight void.
+    /// Drops an entry older than `version` (another process moved the stream to it), makes any
+    /// fill of the shard that is in flight void, and refuses a store of an older state for a
+    /// while (the floor).
     public func removeIfOlder(_ key: StreamKey, than version: Int64) {
         shards[shard(key)].withLock { contents in
             contents.epoch &+= 1
             if let current = contents.young.slots[key], current.version < version { contents.young.remove(key) }
             if let current = contents.old.slots[key], current.version < version { contents.old.remove(key) }
+            contents.noteFloor(key, version)
         }
     }
 

@@ -81,7 +81,7 @@ extension GateService {
     /// the commit from its follower.
     private func forgetDevices(of submissions: [EventSubmission], appID: UUID) {
         let keys = Set(submissions.map { StreamKey(appID: appID, userID: $0.userId, deviceID: $0.deviceId) })
-        for key in keys { cache.removeIfOlder(key, than: .max) }
+        for key in keys { cache.remove(key) }
         changes.publish(keys.map { StreamChange(stream: $0, version: .max) })
     }
 
