@@ -203,4 +203,16 @@ struct DeviceStateCacheTests {
         cache.store(key, version: 2, state: DeviceState())
         #expect(cache.entry(key)?.version == 2, "the floor is forgotten after maxFloors other notifications")
     }
+
+    @Test("An append's answer stores nothing after a resync that came while the append ran; one that began after it stores")
+    func storeAfterResync() {
+        let cache = DeviceStateCache(shardCount: 2, coherence: CacheCoherence(alwaysFollowing: true))
+        let key = StreamKey(appID: UUID(), userID: "u", deviceID: "d")
+        let began = cache.resyncCount
+        cache.removeAll()
+        cache.store(key, version: 5, state: DeviceState(), resyncs: began)
+        #expect(cache.entry(key) == nil)
+        cache.store(key, version: 5, state: DeviceState(), resyncs: cache.resyncCount)
+        #expect(cache.entry(key)?.version == 5)
+    }
 }

@@ -20,7 +20,8 @@ import Synchronization
 ///   a store can race is milliseconds), and `store` and `fill` refuse a state older than that.
 ///   An append's answer can reach `store` after another process appended to the same device
 ///   and this process was notified of it (the stream's lock is free from the first COMMIT);
-///   without the floor the older state would stay cached.
+///   without the floor the older state would stay cached. Nor does an append's answer store
+///   anything after a resync that came while it ran: the notification it raced may be lost.
 /// - **A byte budget.** Each shard keeps two generations: new and refreshed entries go to the
 ///   young one; when it reaches half the shard's budget, the old generation is dropped and the
 ///   young one becomes old (an approximate LRU with no per-entry bookkeeping). Contexts are
@@ -130,6 +131,9 @@ public final class DeviceStateCache: Sendable {
     /// Cached answers are used only while the change notifications are followed.
     public let coherence: CacheCoherence
     private let shards: [Shard]
+    /// Resyncs so far (`removeAll`): an append's states are stored only if none came between
+    /// the append's start and its answer (`store(_:version:state:resyncs:)`).
+    private let resyncs = Atomic<UInt64>(0)
     private let generationBudget: Int
 
     public init(byteBudget: Int = DeviceStateCache.defaultByteBudget, shardCount: Int = 16, coherence: CacheCoherence) {
@@ -178,6 +182,20 @@ public final class DeviceStateCache: Sendable {
         shards[shard(key)].withLock { contents in storeIfNewer(key, version: version, state: state, in: &contents) }
     }
 
+    /// `resyncCount` when an append began, for `store(_:version:state:resyncs:)`.
+    public var resyncCount: UInt64 { resyncs.load(ordering: .acquiring) }
+
+    /// Stores a state an append committed, unless a resync came since the append began
+    /// (`resyncs`, its `resyncCount` then): while LISTEN was down another process may have
+    /// appended to the device, and its notification is lost.
+    public func store(_ key: StreamKey, version: Int64, state: DeviceState, resyncs count: UInt64) {
+        guard coherence.isFollowing else { return }
+        shards[shard(key)].withLock { contents in
+            guard resyncs.load(ordering: .acquiring) == count else { return }
+            storeIfNewer(key, version: version, state: state, in: &contents)
+        }
+    }
+
     private func storeIfNewer(_ key: StreamKey, version: Int64, state: DeviceState, in contents: inout Shard.Contents) {
         if let floor = contents.floor(of: key), version < floor { return }
         if let current = contents.young.slots[key] {
@@ -224,6 +242,7 @@ public final class DeviceStateCache: Sendable {
 
     /// Empties the cache and voids every fill in flight (a resync).
     public func removeAll() {
+        resyncs.add(1, ordering: .releasing)
         for shard in shards {
             shard.withLock { contents in
                 contents.young = Generation()

@@ -25,6 +25,7 @@ extension GateService {
                 expectedVersion: submission.expectedVersion))
         }
         let committed: CommittedAppend
+        let resyncs = cache.resyncCount
         do {
             if newEvents.count <= Self.groupCommitLimit {
                 committed = try await committer.append(appID: appID, events: newEvents, decoded: decoded)
@@ -44,7 +45,7 @@ extension GateService {
         var moved: [StreamChange] = []
         moved.reserveCapacity(committed.states.count)
         for (key, version, state) in committed.states {
-            cache.store(key, version: version, state: state)
+            cache.store(key, version: version, state: state, resyncs: resyncs)
             moved.append(StreamChange(stream: key, version: version))
         }
         changes.publish(moved)
