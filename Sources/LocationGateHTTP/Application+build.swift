@@ -79,13 +79,14 @@ public func buildApplication(
 public func buildRouter(
     service: GateService, follower: CacheFollower?, configuration: ServerConfiguration,
     registry: PrometheusCollectorRegistry?
-) -> Router<AppRequestContext> {
-    let router = Router(context: AppRequestContext.self)
+) -> IndexedRouter {
+    let indexed = IndexedRouter(router: Router(context: AppRequestContext.self))
+    let router = indexed.router
     // First, so that its line has the status every other middleware settled.
     if configuration.accessLog { router.add(middleware: AccessLogMiddleware()) }
     router.add(middleware: ErrorBodyMiddleware())
     router.add(middleware: RequestMetricsMiddleware())
-    let routes = RouteTable(router: router)
+    let routes = RouteTable(router: indexed)
     let streamReads = StreamReads(
         limit: configuration.streamReadConnections ?? StreamReads.defaultLimit(poolSize: service.databaseConnections))
     let streams = StreamRegistry(
@@ -106,7 +107,7 @@ public func buildRouter(
     // The areas: each a group with its middleware, the API's parts added to it as route
     // collections, each with its scope groups inside and the one face of the service it calls.
     HealthRoutes(service: service, follower: follower, registry: registry, streams: streams).register(on: routes)
-    let v1 = routes.group("/v1", router: router, middleware: keyed)
+    let v1 = routes.group("/v1", middleware: keyed)
     v1.add(CatalogRoutes(catalog: service).collection)
     v1.add(EventRoutes(ingest: service).collection)
     v1.add(GateRoutes(gates: service).collection)
@@ -117,14 +118,14 @@ public func buildRouter(
     v1.add(RetentionRoutes(service: service).collection)
     v1.add(ExportRoutes(service: service).collection)
     v1.add(AdminRoutes(service: service).collection)
-    let ofrep = routes.group("/ofrep/v1", router: router, catchAll: true, middleware: [OFREPErrorMiddleware()] + keyed)
+    let ofrep = routes.group("/ofrep/v1", catchAll: true, middleware: [OFREPErrorMiddleware()] + keyed)
     ofrep.add(OFREPRoutes(ofrep: service, streams: streams).collection)
     ofrep.add(OFREPStreamRoutes(ofrep: service, hints: service, streams: streams).collection)
-    DashboardRoutes(service: service, configuration: configuration, limiter: limiter, failures: failures).register(on: routes, router: router)
+    DashboardRoutes(service: service, configuration: configuration, limiter: limiter, failures: failures).register(on: routes)
     routes.get("/hello") { _, _ in
         // The trivial JSON route the benchmarks compare gates against.
         try JSONResponse.make(.ok, ["hello": "world"])
     }
     routes.registerMethodNotAllowed()
-    return router
+    return indexed
 }

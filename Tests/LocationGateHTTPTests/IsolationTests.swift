@@ -21,7 +21,9 @@ struct IsolationTests {
     func databaseRefusal() async throws {
         // A database of its own, with a trigger standing in for a check the validation missed.
         let configuration = try await TestDatabase.create(prefix: "locgate_isolation")
-        let pool = PostgresConnectionPool(configuration: configuration, size: 4, logger: TestDatabase.logger)
+        // The queue's timeout (twice the pool's wait) is not what this test is about: a long one keeps
+        // a slow machine's group commits from being refused `overloaded` before they ran.
+        let pool = PostgresConnectionPool(configuration: configuration, size: 4, waitTimeout: .seconds(60), logger: TestDatabase.logger)
         try await pool.withConnection { connection in
             try connection.execute(
                 """

@@ -17,10 +17,10 @@ enum RouteTestSupport {
 
     /// The application of the collections `register` adds to the `/v1` area.
     static func application(_ register: (RouteTable) -> Void) -> some ApplicationProtocol {
-        let router = Router(context: AppRequestContext.self)
-        router.add(middleware: ErrorBodyMiddleware())
+        let router = IndexedRouter(router: Router(context: AppRequestContext.self))
+        router.router.add(middleware: ErrorBodyMiddleware())
         let routes = RouteTable(router: router)
-        let v1 = routes.group("/v1", router: router, middleware: [StubKeys()])
+        let v1 = routes.group("/v1", middleware: [StubKeys()])
         register(v1)
         routes.registerMethodNotAllowed()
         return Application(router: router, logger: Logger(label: "route-tests"))

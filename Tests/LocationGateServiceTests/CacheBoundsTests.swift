@@ -35,7 +35,7 @@ struct CacheBoundsTests {
         cache.fill(key, ticket: fresh, version: 5, state: Self.state(.authorizedAlways))
         #expect(cache.entry(key)?.version == 5)
         // Only forward: an older store changes nothing.
-        cache.store(key, version: 3, state: Self.state(.denied))
+        cache.store(key, version: 3, state: Self.state(.denied), resyncs: cache.resyncCount)
         #expect(cache.entry(key)?.state.authorization == .authorizedAlways)
     }
 
@@ -46,10 +46,10 @@ struct CacheBoundsTests {
         let coherence = CacheCoherence(bound: .seconds(1))
         let cache = DeviceStateCache(shardCount: 2, coherence: coherence)
         let key = StreamKey(appID: UUID(), userID: "u", deviceID: "d")
-        cache.store(key, version: 1, state: Self.state(.denied))
+        cache.store(key, version: 1, state: Self.state(.denied), resyncs: cache.resyncCount)
         #expect(cache.count == 0 && cache.entry(key) == nil)
         coherence.markAlive()
-        cache.store(key, version: 1, state: Self.state(.denied))
+        cache.store(key, version: 1, state: Self.state(.denied), resyncs: cache.resyncCount)
         #expect(cache.entry(key)?.version == 1)
         // No heartbeat for longer than the bound: no more answers from memory.
         #expect(try await waitUntil { !coherence.isFollowing })
@@ -65,10 +65,10 @@ struct CacheBoundsTests {
         let cache = DeviceStateCache(byteBudget: budget, shardCount: 4, coherence: Self.following)
         let appID = UUID()
         let hot = StreamKey(appID: appID, userID: "hot-user-with-a-long-id", deviceID: "hot-device-with-a-long-id")
-        cache.store(hot, version: 1, state: Self.state(.authorizedWhenInUse, appVersion: "hot"))
+        cache.store(hot, version: 1, state: Self.state(.authorizedWhenInUse, appVersion: "hot"), resyncs: cache.resyncCount)
         for index in 0..<50_000 {
             let key = StreamKey(appID: appID, userID: "user-\(index)-with-a-long-identifier", deviceID: "device-\(index)-long-identifier")
-            cache.store(key, version: 1, state: Self.state(.denied, appVersion: "build-\(index)"))
+            cache.store(key, version: 1, state: Self.state(.denied, appVersion: "build-\(index)"), resyncs: cache.resyncCount)
             if index % 25 == 0 { #expect(cache.entry(hot) != nil) }
             #expect(cache.bytes <= budget)
         }
@@ -78,7 +78,7 @@ struct CacheBoundsTests {
         #expect(cache.entry(hot)?.state.context.appVersion == "hot")
         // A budget too small for one entry caches nothing and never traps.
         let tiny = DeviceStateCache(byteBudget: 16, coherence: Self.following)
-        tiny.store(hot, version: 1, state: DeviceState())
+        tiny.store(hot, version: 1, state: DeviceState(), resyncs: tiny.resyncCount)
         #expect(tiny.count == 0 && tiny.bytes == 0)
     }
 

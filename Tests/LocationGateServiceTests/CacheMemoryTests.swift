@@ -33,7 +33,7 @@ struct CacheMemoryTests {
             state.context = DeviceContext(platform: .iOS, osVersion: OSVersion(18, index % 10), appVersion: "build-\(index)-of-a-long-version")
             cache.store(
                 StreamKey(appID: appID, userID: "user-\(index)-with-a-long-id", deviceID: "device-\(index)-with-a-long-id"),
-                version: 1, state: state)
+                version: 1, state: state, resyncs: cache.resyncCount)
             if index % 10_000 == 9_999 { peak = max(peak, Self.heapInUse() - baseline) }
         }
         #expect(cache.bytes <= budget)

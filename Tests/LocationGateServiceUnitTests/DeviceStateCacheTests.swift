@@ -114,7 +114,7 @@ struct DeviceStateCacheTests {
             for submission in simulator.device(index) { _ = try? state.apply(submission.event) }
             let key = StreamKey(appID: appID, userID: "u\(index)", deviceID: "d\(index)")
             states[key] = state
-            cache.store(key, version: 1, state: state)
+            cache.store(key, version: 1, state: state, resyncs: cache.resyncCount)
         }
         #expect(states.values.contains { $0.family == .android } && states.values.contains { !$0.sessionState.sessions.isEmpty })
         for (key, state) in states {
@@ -142,7 +142,7 @@ struct DeviceStateCacheTests {
         for (index, state) in states.enumerated() {
             var state = state
             state.context = contexts[index % contexts.count]
-            cache.store(StreamKey(appID: appID, userID: "u\(index / 2)", deviceID: "d\(index)"), version: Int64(index + 1), state: state)
+            cache.store(StreamKey(appID: appID, userID: "u\(index / 2)", deviceID: "d\(index)"), version: Int64(index + 1), state: state, resyncs: cache.resyncCount)
         }
         #expect(cache.count == states.count)
         for (index, state) in states.enumerated() {
@@ -153,7 +153,7 @@ struct DeviceStateCacheTests {
             #expect(entry?.version == Int64(index + 1))
         }
         let key = StreamKey(appID: appID, userID: "u0", deviceID: "d0")
-        cache.store(key, version: 0, state: DeviceState())
+        cache.store(key, version: 0, state: DeviceState(), resyncs: cache.resyncCount)
         #expect(cache.entry(key)?.version == 1)
         cache.removeIfOlder(key, than: 2)
         #expect(cache.entry(key) == nil)
@@ -168,7 +168,7 @@ struct DeviceStateCacheTests {
         let key = StreamKey(appID: UUID(), userID: "u", deviceID: "d")
         let subscription = hub.subscribe(appID: key.appID)
         defer { subscription.cancel() }
-        cache.store(key, version: 3, state: DeviceState())
+        cache.store(key, version: 3, state: DeviceState(), resyncs: cache.resyncCount)
         let change = [StreamChange(stream: key, version: 4)]
         for payload in StreamChange.payloads(change, origin: origin) { invalidation.apply(payload) }
         #expect(cache.entry(key)?.version == 3, "its own append's notification changed nothing")
@@ -176,7 +176,7 @@ struct DeviceStateCacheTests {
         for payload in StreamChange.payloads(change, origin: UUID().lowercasedText) { invalidation.apply(payload) }
         #expect(cache.entry(key) == nil, "another process's append dropped the older state")
         #expect(subscription.take().contains(.streams))
-        cache.store(key, version: 4, state: DeviceState())
+        cache.store(key, version: 4, state: DeviceState(), resyncs: cache.resyncCount)
         for payload in StreamChange.payloads([StreamChange(stream: key, version: 5)]) { invalidation.apply(payload) }
         #expect(cache.entry(key) == nil, "a payload without an origin (an earlier release's) is another's")
     }
@@ -188,11 +188,11 @@ struct DeviceStateCacheTests {
         // Another process appended version 6 and this one was told before its own append's
         // answer (version 5) reached the cache.
         cache.removeIfOlder(key, than: 6)
-        cache.store(key, version: 5, state: DeviceState())
+        cache.store(key, version: 5, state: DeviceState(), resyncs: cache.resyncCount)
         #expect(cache.entry(key) == nil, "the older state was not cached")
         cache.fill(key, ticket: cache.ticket(key), version: 5, state: DeviceState())
         #expect(cache.entry(key) == nil, "nor filled")
-        cache.store(key, version: 6, state: DeviceState())
+        cache.store(key, version: 6, state: DeviceState(), resyncs: cache.resyncCount)
         #expect(cache.entry(key)?.version == 6)
         // Notifications of other devices push the floor out after `maxFloors` of them; the
         // device's states are cached again as before.
@@ -200,7 +200,7 @@ struct DeviceStateCacheTests {
             cache.removeIfOlder(StreamKey(appID: key.appID, userID: "u", deviceID: "other-\(index)"), than: 1)
         }
         cache.remove(key)
-        cache.store(key, version: 2, state: DeviceState())
+        cache.store(key, version: 2, state: DeviceState(), resyncs: cache.resyncCount)
         #expect(cache.entry(key)?.version == 2, "the floor is forgotten after maxFloors other notifications")
     }
 

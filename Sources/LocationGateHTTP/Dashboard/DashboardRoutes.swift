@@ -40,13 +40,13 @@ struct DashboardRoutes {
 
     /// The sign-in form and the two POSTs on `routes`; the pages, and any other address under
     /// `/dashboard` (404 once signed in), in a group behind the session and the rate limiter.
-    func register(on routes: RouteTable, router: Router<AppRequestContext>) {
+    func register(on routes: RouteTable) {
         routes.get("/dashboard/signin", use: signInForm)
         routes.post("/dashboard/signin", use: signIn)
         routes.post("/dashboard/signout", use: signOut)
         var middleware: [any RouterMiddleware<AppRequestContext>] = [DashboardSessionMiddleware(sessions: sessions)]
         if let limiter { middleware.append(RateLimitMiddleware(limiter: limiter)) }
-        let pages = routes.group("/dashboard", router: router, catchAll: true, middleware: middleware)
+        let pages = routes.group("/dashboard", catchAll: true, middleware: middleware)
         pages.get("/dashboard", use: overview)
         pages.get("/dashboard/prompts", use: prompts)
         pages.get("/dashboard/escalation", use: escalation)

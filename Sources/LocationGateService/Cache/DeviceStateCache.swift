@@ -176,18 +176,12 @@ public final class DeviceStateCache: Sendable {
         }
     }
 
-    /// Stores a state this process just committed, if it is newer than the cached one.
-    public func store(_ key: StreamKey, version: Int64, state: DeviceState) {
-        guard coherence.isFollowing else { return }
-        shards[shard(key)].withLock { contents in storeIfNewer(key, version: version, state: state, in: &contents) }
-    }
-
     /// `resyncCount` when an append began, for `store(_:version:state:resyncs:)`.
     public var resyncCount: UInt64 { resyncs.load(ordering: .acquiring) }
 
-    /// Stores a state an append committed, unless a resync came since the append began
-    /// (`resyncs`, its `resyncCount` then): while LISTEN was down another process may have
-    /// appended to the device, and its notification is lost.
+    /// Stores a state this process just committed, if it is newer than the cached one, unless
+    /// a resync came since the append began (`resyncs`, its `resyncCount` then): while LISTEN
+    /// was down another process may have appended to the device, and its notification is lost.
     public func store(_ key: StreamKey, version: Int64, state: DeviceState, resyncs count: UInt64) {
         guard coherence.isFollowing else { return }
         shards[shard(key)].withLock { contents in

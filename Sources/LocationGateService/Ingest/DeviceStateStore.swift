@@ -92,16 +92,16 @@ public enum DeviceStateStore {
     /// `device_counts` (adding a state never seen before to `device_state_kinds`), in the
     /// append transaction. Rows go in the state's text order and in this backend's lane, so
     /// concurrent appends neither wait on each other's counters nor deadlock.
-    /// `texts`, when given, are the new states' stored forms (as for `save`).
+    /// `texts` are the new states' stored forms, in `devices`' order (as `save` takes them).
     static func count(
-        appID: UUID, _ devices: [Row], texts: [String]? = nil, replacing previous: [StreamKey: Row], on connection: PostgresConnection
+        appID: UUID, _ devices: [Row], texts: [String], replacing previous: [StreamKey: Row], on connection: PostgresConnection
     ) throws {
         var deltas: [String: (count: Int64, state: DeviceState)] = [:]
         for (index, device) in devices.enumerated() {
             let old = previous[device.key]?.state
             guard old != device.state else { continue }
             if let old { deltas[old.storedJSON, default: (0, old)].count -= 1 }
-            deltas[texts?[index] ?? device.state.storedJSON, default: (0, device.state)].count += 1
+            deltas[texts[index], default: (0, device.state)].count += 1
         }
         let rows = deltas.filter { $0.value.count != 0 }.sorted { $0.key < $1.key }
         guard !rows.isEmpty else { return }

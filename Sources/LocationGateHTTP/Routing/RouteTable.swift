@@ -7,7 +7,7 @@ import LocationGateService
 /// answers both with the same not-found responder; registering the other methods of each path
 /// as routes of their own is what tells them apart.
 ///
-/// A table is the router or one of its areas (`group(_:router:catchAll:middleware:)`): a
+/// A table is the router or one of its areas (`group(_:catchAll:middleware:)`): a
 /// prefix whose routes share middleware, such as the API keys and the rate limit, or OFREP's
 /// error format. An area registers route collections (`add(_:)`, one per part of the API, each
 /// with its scope groups inside) or single routes, in a scope group (`scoped(_:)`) or not. Its
@@ -21,7 +21,7 @@ final class RouteTable {
 
     /// Where the routes go: the router, an area's group, or a scope group inside one.
     private enum Target {
-        case router(Router<AppRequestContext>)
+        case router(RecordingRouter)
         case group(RouterGroup<AppRequestContext>)
     }
 
@@ -39,6 +39,8 @@ final class RouteTable {
     }
 
     private let target: Target
+    /// The router every table of this one registers through.
+    private let root: RecordingRouter
     /// The area's prefix (`/v1`), which every path of the table starts with; empty for the router.
     private let prefix: String
     /// Whether any other path under the prefix is answered 404 inside the group.
@@ -49,12 +51,14 @@ final class RouteTable {
     private let answersMethods: Bool
     private var groups: [RouteTable] = []
 
-    convenience init(router: Router<AppRequestContext>) {
-        self.init(target: .router(router), prefix: "", catchAll: false, paths: Paths(), answersMethods: true)
+    convenience init(router: IndexedRouter) {
+        let root = router.recorder
+        self.init(target: .router(root), root: root, prefix: "", catchAll: false, paths: Paths(), answersMethods: true)
     }
 
-    private init(target: Target, prefix: String, catchAll: Bool, paths: Paths, answersMethods: Bool) {
+    private init(target: Target, root: RecordingRouter, prefix: String, catchAll: Bool, paths: Paths, answersMethods: Bool) {
         self.target = target
+        self.root = root
         self.prefix = prefix
         self.catchAll = catchAll
         self.paths = paths
@@ -65,11 +69,11 @@ final class RouteTable {
     /// `middleware`, in that order. With `catchAll`, any other path under the prefix is a 404
     /// inside the group, so that it too gets the group's middleware (OFREP's error format).
     func group(
-        _ prefix: String, router: Router<AppRequestContext>, catchAll: Bool = false,
-        middleware: [any RouterMiddleware<AppRequestContext>]
+        _ prefix: String, catchAll: Bool = false, middleware: [any RouterMiddleware<AppRequestContext>]
     ) -> RouteTable {
-        let group = router.group(RouterPath(prefix)).add(middleware: MiddlewareChain(items: middleware))
-        let table = RouteTable(target: .group(group), prefix: prefix, catchAll: catchAll, paths: Paths(), answersMethods: true)
+        let group = root.group(RouterPath(prefix)).add(middleware: MiddlewareChain(items: middleware))
+        let table = RouteTable(
+            target: .group(group), root: root, prefix: prefix, catchAll: catchAll, paths: Paths(), answersMethods: true)
         groups.append(table)
         return table
     }
@@ -82,7 +86,7 @@ final class RouteTable {
         case .router(let router): group = router.scoped(scope)
         case .group(let parent): group = parent.scoped(scope)
         }
-        return RouteTable(target: .group(group), prefix: prefix, catchAll: false, paths: paths, answersMethods: false)
+        return RouteTable(target: .group(group), root: root, prefix: prefix, catchAll: false, paths: paths, answersMethods: false)
     }
 
     /// Registers a route collection whose paths are full (`/v1/events`): the part of the API
