@@ -18,6 +18,8 @@ public struct AppRequestContext: RequestContext, RemoteAddressRequestContext {
     /// The app key a scope group admitted (`RequireScope`), which handlers read with
     /// `caller()`; nil outside a scope group.
     var admitted: APIIdentity?
+    /// The path's parameters when the route index found the route (`pathParameter(_:)`).
+    var indexedParameters: RouteIndex.IndexedParameters?
     /// The connection, asked for its peer only when an authentication fails.
     private let channel: any Channel
 
@@ -32,4 +34,12 @@ public struct AppRequestContext: RequestContext, RemoteAddressRequestContext {
 
     /// SPEC §5: batches are at most 1 MiB.
     public var maxUploadSize: Int { 1 << 20 }
+
+    /// A parameter of the route's path (`user` of `/v1/users/:user`), as the path has it (not
+    /// percent-decoded), whether the route index or Hummingbird's trie found the route: the one
+    /// way handlers and middleware read them.
+    func pathParameter(_ name: String) -> String? {
+        if let indexedParameters { return indexedParameters[name].map(String.init) }
+        return coreContext.parameters.get(name)
+    }
 }

@@ -96,7 +96,7 @@ public func buildRouter(
     // dashboard signs in with its own sessions and is charged to the same per-app limiter.
     // Failed authentications, counted per peer for the API and the dashboard's sign-in alike.
     let failures = AuthenticationMiddleware.failureLimiter(configuration)
-    var keyed: [any RouterMiddleware<AppRequestContext>] = [
+    var keyed: [any MiddlewareProtocol<Request, Response, AppRequestContext>] = [
         AuthenticationMiddleware(keys: service.keys, adminToken: configuration.adminToken, failures: failures)
     ]
     var limiter: RateLimiter?

@@ -33,7 +33,7 @@ struct ErasureRoutes {
     /// so that an erasure never tells who exists.
     @Sendable func erase(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.caller()
-        let user = context.parameters.get("user") ?? ""
+        let user = context.pathParameter("user") ?? ""
         guard EventSubmission.isValidIdentifier(user) else {
             throw APIError(.validationFailed, "userId: \(EventSubmission.identifierRule)")
         }
@@ -68,7 +68,7 @@ struct ErasureRoutes {
     /// The erasure's record; 404 for any key but this app's admin key, as for an unknown id.
     @Sendable func status(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.caller()
-        guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)),
+        guard let id = context.pathParameter("id").flatMap(UUID.init(uuidString:)),
               let record = try await service.erasure(appID: identity.appID, id: id)
         else { throw APIError(.notFound, "no such erasure") }
         return try JSONResponse.make(.ok, record)

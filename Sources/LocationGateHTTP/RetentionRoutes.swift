@@ -87,7 +87,7 @@ struct RetentionRoutes {
     /// The path's app, when it is the admin key's own.
     func appID(_ context: AppRequestContext) throws -> UUID {
         let identity = try context.caller()
-        guard let appID = context.parameters.get("appId").flatMap(UUID.init(uuidString:)), appID == identity.appID else {
+        guard let appID = context.pathParameter("appId").flatMap(UUID.init(uuidString:)), appID == identity.appID else {
             throw APIError(.notFound, "no such app")
         }
         return appID

@@ -129,7 +129,7 @@ extension DashboardRoutes {
 
     /// The path's feature key, when it is one a feature can have.
     static func featureKey(_ context: AppRequestContext) -> String? {
-        let raw = context.parameters.get("key") ?? ""
+        let raw = context.pathParameter("key") ?? ""
         let key = raw.contains("%") ? raw.removingPercentEncoding ?? "" : raw
         return isFeatureKey(key) ? key : nil
     }

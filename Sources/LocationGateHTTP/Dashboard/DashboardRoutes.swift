@@ -44,7 +44,7 @@ struct DashboardRoutes {
         routes.get("/dashboard/signin", use: signInForm)
         routes.post("/dashboard/signin", use: signIn)
         routes.post("/dashboard/signout", use: signOut)
-        var middleware: [any RouterMiddleware<AppRequestContext>] = [DashboardSessionMiddleware(sessions: sessions)]
+        var middleware: [any MiddlewareProtocol<Request, Response, AppRequestContext>] = [DashboardSessionMiddleware(sessions: sessions)]
         if let limiter { middleware.append(RateLimitMiddleware(limiter: limiter)) }
         let pages = routes.group("/dashboard", catchAll: true, middleware: middleware)
         pages.get("/dashboard", use: overview)
@@ -293,7 +293,7 @@ struct DashboardRoutes {
 
     @Sendable func device(_ request: Request, context: AppRequestContext) async throws -> Response {
         try await page(request, context) { identity, _ in
-            let user = context.parameters.get("user") ?? "", device = context.parameters.get("device") ?? ""
+            let user = context.pathParameter("user") ?? "", device = context.pathParameter("device") ?? ""
             guard EventSubmission.isValidIdentifier(user), EventSubmission.isValidIdentifier(device) else {
                 throw APIError(.notFound, "no such device")
             }

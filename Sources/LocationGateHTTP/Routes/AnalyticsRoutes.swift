@@ -16,7 +16,7 @@ struct AnalyticsRoutes {
 
     @Sendable func report(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.caller()
-        guard let kind = context.parameters.get("kind").flatMap(AnalyticsQuery.Kind.init(rawValue:)) else {
+        guard let kind = context.pathParameter("kind").flatMap(AnalyticsQuery.Kind.init(rawValue:)) else {
             throw APIError(.notFound, "analytics are prompts, statuses, escalations or settings")
         }
         let parameters = try QueryParameters(of: request)

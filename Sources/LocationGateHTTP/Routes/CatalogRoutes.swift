@@ -69,7 +69,7 @@ struct CatalogRoutes {
 
     @Sendable func revokeKey(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.caller()
-        guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else {
+        guard let id = context.pathParameter("id").flatMap(UUID.init(uuidString:)) else {
             throw APIError(.notFound, "no such key")
         }
         guard try await catalog.revokeKey(appID: identity.appID, keyID: id, actor: .key(identity.keyID)) else {
@@ -98,7 +98,7 @@ struct CatalogRoutes {
     /// The feature of a PUT or preview body: a member the API does not define is a 422 naming
     /// it (a `"enabled": false` must not look accepted), then `FeatureCatalog`'s checks.
     static func feature(_ request: Request, _ context: AppRequestContext) async throws -> Feature {
-        let key = context.parameters.get("key") ?? ""
+        let key = context.pathParameter("key") ?? ""
         var request = request
         let body = try await request.bodyData(limit: 64 * 1024)
         try ConfigurationBody.checkMembers(of: body, shape: ConfigurationBody.feature)
@@ -117,7 +117,7 @@ struct CatalogRoutes {
 
     @Sendable func getFeature(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.caller()
-        let key = context.parameters.get("key") ?? ""
+        let key = context.pathParameter("key") ?? ""
         guard let feature = try await catalog.feature(appID: identity.appID, key: key) else {
             throw APIError(.notFound, "no feature \(key.prefix(128))")
         }
@@ -126,7 +126,7 @@ struct CatalogRoutes {
 
     @Sendable func deleteFeature(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.caller()
-        let key = context.parameters.get("key") ?? ""
+        let key = context.pathParameter("key") ?? ""
         // A key no feature can have is not looked up (nor sent to the database).
         guard (try? ClientText.checkKey(key, field: "key", bytes: 1...64)) != nil,
             try await catalog.deleteFeature(appID: identity.appID, key: key, actor: .key(identity.keyID))

@@ -29,7 +29,7 @@ struct GateRoutes {
     @Sendable func deviceGate(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.caller()
         let key = try PathParameters.streamKey(identity, context)
-        let feature = context.parameters.get("feature") ?? ""
+        let feature = context.pathParameter("feature") ?? ""
         let decision = try await gates.deviceGate(key, feature: feature)
         return JSONResponse.make(.ok, data: decision.json)
     }

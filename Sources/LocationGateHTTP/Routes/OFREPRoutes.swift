@@ -25,7 +25,7 @@ struct OFREPRoutes {
     }
 
     @Sendable func evaluateFlag(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let flag = context.parameters.get("key") ?? ""
+        let flag = context.pathParameter("key") ?? ""
         let identity = try context.caller()
         var request = request
         let target = try await Self.target(from: &request)

@@ -63,10 +63,11 @@ public struct IndexedRouterResponder: HTTPResponder {
         guard let match = index.match(request.uri.path, method: request.method) else {
             return try await router.respond(to: request, context: context)
         }
-        // What `RouterResponder` does once its trie found the route.
+        // What `RouterResponder` does once its trie found the route, the parameters kept in
+        // the index's form (`pathParameter(_:)` reads either).
         var context = context
         do {
-            context.coreContext.parameters = match.parameters
+            context.indexedParameters = match.parameters
             context.coreContext.endpointPath.value = match.route.path
             return try await match.responder.respond(to: request, context: context)
         } catch let error as any HTTPResponseError {

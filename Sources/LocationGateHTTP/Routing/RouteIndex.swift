@@ -28,11 +28,24 @@ struct RouteIndex: Sendable {
         let responders: [HTTPRequest.Method: any HTTPResponder<AppRequestContext>]
     }
 
-    /// A path's route and its parameters, in the router's form.
+    /// A path's route and its parameters.
     struct Match {
         let route: Route
         let responder: any HTTPResponder<AppRequestContext>
-        let parameters: Parameters
+        let parameters: IndexedParameters
+    }
+
+    /// The parameters of a path the index matched: the route's names and the path's values,
+    /// by position. Hummingbird's `Parameters` hashes each name when it is stored and again
+    /// when it is read; these are compared, one or three names at most.
+    struct IndexedParameters: Sendable {
+        let names: [Substring]
+        let values: [Substring]
+
+        subscript(_ name: String) -> Substring? {
+            for index in names.indices where names[index] == name { return values[index] }
+            return nil
+        }
     }
 
     /// The indexed routes by their number of segments.
@@ -97,9 +110,9 @@ struct RouteIndex: Sendable {
     }
 
     /// The parameters of `path` if its segments match `route`'s.
-    private static func parameters(of path: String, for route: Route) -> Parameters? {
+    private static func parameters(of path: String, for route: Route) -> IndexedParameters? {
         let utf8 = path.utf8
-        var values: [Parameters.Element] = []
+        var values: [Substring] = []
         values.reserveCapacity(route.names.count)
         var start = utf8.index(after: utf8.startIndex)
         for segment in route.segments {
@@ -108,11 +121,11 @@ struct RouteIndex: Sendable {
             if let constant = segment {
                 guard utf8[start..<end].elementsEqual(constant) else { return nil }
             } else {
-                values.append((key: route.names[values.count], value: Substring(utf8[start..<end])))
+                values.append(Substring(utf8[start..<end]))
             }
             start = end == utf8.endIndex ? end : utf8.index(after: end)
         }
-        return Parameters(values)
+        return IndexedParameters(names: route.names, values: values)
     }
 
     /// Each segment of a pattern the index can answer: constants and whole-segment parameters.

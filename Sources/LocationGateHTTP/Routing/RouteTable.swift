@@ -69,9 +69,12 @@ final class RouteTable {
     /// `middleware`, in that order. With `catchAll`, any other path under the prefix is a 404
     /// inside the group, so that it too gets the group's middleware (OFREP's error format).
     func group(
-        _ prefix: String, catchAll: Bool = false, middleware: [any RouterMiddleware<AppRequestContext>]
+        _ prefix: String, catchAll: Bool = false, middleware: [any MiddlewareProtocol<Request, Response, AppRequestContext>]
     ) -> RouteTable {
-        let group = root.group(RouterPath(prefix)).add(middleware: MiddlewareChain(items: middleware))
+        // Each middleware added to the group itself: one responder each, without a chain's
+        // closure per middleware on every request.
+        let group = root.group(RouterPath(prefix))
+        for item in middleware { group.add(middleware: item) }
         let table = RouteTable(
             target: .group(group), root: root, prefix: prefix, catchAll: catchAll, paths: Paths(), answersMethods: true)
         groups.append(table)
@@ -171,25 +174,6 @@ final class RouteTable {
         @discardableResult func add(middleware: any MiddlewareProtocol<Request, Response, Context>) -> Self {
             table.addMiddleware(middleware)
             return self
-        }
-    }
-}
-
-/// A group's middleware in order, as one middleware (the group takes one per call, typed).
-struct MiddlewareChain: RouterMiddleware {
-    typealias Context = AppRequestContext
-    let items: [any RouterMiddleware<AppRequestContext>]
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        try await run(from: 0, request, context, next)
-    }
-
-    private func run(
-        from index: Int, _ request: Request, _ context: Context, _ next: (Request, Context) async throws -> Response
-    ) async throws -> Response {
-        guard index < items.count else { return try await next(request, context) }
-        return try await items[index].handle(request, context: context) { request, context in
-            try await run(from: index + 1, request, context, next)
         }
     }
 }
