@@ -16,11 +16,6 @@ public final class IndexedRouter: HTTPResponderBuilder {
     /// Where routes are registered: the router, recording each one.
     var recorder: RecordingRouter { RecordingRouter(router: router, registrations: registrations) }
 
-    /// The paths and methods registered, in order.
-    var routes: [(path: RouterPath, method: HTTPRequest.Method)] {
-        registrations.entries.map { ($0.path, $0.method) }
-    }
-
     public func buildResponder() -> IndexedRouterResponder {
         IndexedRouterResponder(index: RouteIndex(registrations.entries), router: router.buildResponder())
     }

@@ -37,7 +37,7 @@ struct RouteIndex: Sendable {
 
     /// The parameters of a path the index matched: the route's names and the path's values,
     /// by position. Hummingbird's `Parameters` hashes each name when it is stored and again
-    /// when it is read; these are compared, one or three names at most.
+    /// when it is read; these names are compared, and a route has three at most.
     struct IndexedParameters: Sendable {
         let names: [Substring]
         let values: [Substring]
