@@ -60,25 +60,33 @@ struct RouteIndex: Sendable {
     }
 
     init(_ registrations: [Registration]) {
-        var byPath: [String: (path: RouterPath, responders: [HTTPRequest.Method: any HTTPResponder<AppRequestContext>])] = [:]
+        var byPath: [String: (pattern: [Segment], responders: [HTTPRequest.Method: any HTTPResponder<AppRequestContext>])] = [:]
         var order: [String] = []
         for registration in registrations {
             let key = registration.path.description
-            if byPath[key] == nil { order.append(key) }
-            byPath[key, default: (registration.path, [:])].responders[registration.method] = registration.responder
+            if byPath[key] == nil {
+                order.append(key)
+                byPath[key] = (registration.path.components.map(Segment.init), [:])
+            }
+            byPath[key]?.responders[registration.method] = registration.responder
         }
-        let patterns = order.compactMap { byPath[$0]?.path }
+        // Each pattern is read once here, not again for every pair compared below.
+        let patterns = order.compactMap { key in byPath[key].map { (key, $0.pattern) } }
         var bySegments: [[Route]] = []
-        for key in order {
-            guard let (path, responders) = byPath[key], let segments = Self.segments(of: path),
-                !patterns.contains(where: { $0.description != key && Self.overlaps(path, $0) })
+        for (key, pattern) in patterns {
+            guard let responders = byPath[key]?.responders, !pattern.isEmpty, !pattern.contains(.other),
+                !patterns.contains(where: { $0.0 != key && Self.overlaps(pattern, $0.1) })
             else { continue }
-            while bySegments.count <= segments.count { bySegments.append([]) }
-            let names = path.components.compactMap { element -> Substring? in
-                if case .parameter(let name) = Segment(element) { return name }
+            while bySegments.count <= pattern.count { bySegments.append([]) }
+            let segments = pattern.map { segment -> [UInt8]? in
+                if case .constant(let constant) = segment { return Array(constant.utf8) }
                 return nil
             }
-            bySegments[segments.count].append(Route(segments: segments, names: names, path: key, responders: responders))
+            let names = pattern.compactMap { segment -> Substring? in
+                if case .parameter(let name) = segment { return name }
+                return nil
+            }
+            bySegments[pattern.count].append(Route(segments: segments, names: names, path: key, responders: responders))
         }
         self.routesBySegments = bySegments
     }
@@ -128,24 +136,10 @@ struct RouteIndex: Sendable {
         return IndexedParameters(names: route.names, values: values)
     }
 
-    /// Each segment of a pattern the index can answer: constants and whole-segment parameters.
-    private static func segments(of path: RouterPath) -> [[UInt8]?]? {
-        var segments: [[UInt8]?] = []
-        for element in path.components {
-            switch Segment(element) {
-            case .constant(let constant): segments.append(Array(constant.utf8))
-            case .parameter: segments.append(nil)
-            case .other: return nil
-            }
-        }
-        return segments.isEmpty ? nil : segments
-    }
-
     /// Whether some path could match both patterns. A pattern with anything but constants and
     /// whole-segment parameters (a wildcard, a partial capture) is taken to overlap every
     /// pattern that agrees with it up to that element, whatever their lengths.
-    static func overlaps(_ a: RouterPath, _ b: RouterPath) -> Bool {
-        let (x, y) = (a.components.map(Segment.init), b.components.map(Segment.init))
+    static func overlaps(_ x: [Segment], _ y: [Segment]) -> Bool {
         for index in 0..<max(x.count, y.count) {
             guard index < x.count, index < y.count else {
                 // One ran out: only something other than a constant or a parameter left on the
