@@ -72,6 +72,18 @@ public struct JSONWriter: Sendable {
     public mutating func string(_ value: String) {
         separator()
         bytes.append(UInt8(ascii: "\""))
+        // Most strings need no escape: their bytes are copied in one go, not appended one by one.
+        var value = value
+        let copied = value.withUTF8 { text -> Bool in
+            guard !text.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else { return false }
+            bytes.append(contentsOf: text)
+            return true
+        }
+        if !copied { escaped(value) }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    private mutating func escaped(_ value: String) {
         for byte in value.utf8 {
             switch byte {
             case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
@@ -88,7 +100,6 @@ public struct JSONWriter: Sendable {
             default: bytes.append(byte)
             }
         }
-        bytes.append(UInt8(ascii: "\""))
     }
 
     public mutating func bool(_ value: Bool) {

@@ -57,27 +57,32 @@ public final class LocgateServer: @unchecked Sendable {
         return String(decoding: data, as: UTF8.self)
     }
 
-    /// A TCP port on 127.0.0.1 that nothing listens on or connects from now: the kernel's choice
-    /// for a socket bound to port 0. A fixed random range could collide with the ephemeral ports
-    /// of the suite's own client connections (a server then fails with "Address already in use").
+    /// A TCP port on 127.0.0.1 that nothing is bound to now, below the kernel's ephemeral range
+    /// (32768-60999 by default). A port the kernel picked for a socket bound to port 0 is an
+    /// ephemeral one: once that socket closes, the suite's own client connections (libpq,
+    /// URLSession) may take it before the server binds it, and the server then fails with
+    /// "Address already in use". Ports below the range are never given to a connection.
     public static func freePort() -> Int? {
+        for _ in 0..<200 {
+            let port = Int.random(in: 20_000..<32_000)
+            if isBindable(port) { return port }
+        }
+        return nil
+    }
+
+    /// Whether a socket can be bound to `port` on 127.0.0.1 now.
+    static func isBindable(_ port: Int) -> Bool {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { return nil }
+        guard descriptor >= 0 else { return false }
         defer { close(descriptor) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
+        address.sin_port = UInt16(port).bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard bound == 0 else { return nil }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-        }
-        guard named == 0 else { return nil }
-        return Int(UInt16(bigEndian: address.sin_port))
+        return bound == 0
     }
 
     /// SIGKILL: no draining, no goodbye, as a crash or an out-of-memory kill.

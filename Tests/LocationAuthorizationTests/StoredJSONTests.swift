@@ -81,6 +81,17 @@ struct StoredJSONTests {
         #expect(DeviceState(storedJSON: "not json") == nil)
     }
 
+    @Test("A string is written with the bytes JSONEncoder gives it, whether it needs an escape or not")
+    func strings() throws {
+        let texts = ["", "nearby", "user-42", "é😀 plain", "a/b", "quote \" here", "back\\slash", "line\nbreak",
+                     "tab\tand\r\u{8}\u{c}", "\u{1}\u{1f}", String(repeating: "x", count: 300) + "\"", String(repeating: "long plain text ", count: 40)]
+        for text in texts {
+            var writer = JSONWriter()
+            writer.string(text)
+            #expect(writer.text == String(decoding: try Self.encoder.encode(text), as: UTF8.self), "\(text.debugDescription)")
+        }
+    }
+
     @Test("JSONNode parses JSON's escapes, numbers and whitespace, and refuses malformed text")
     func parser() {
         #expect(JSONNode.parse(#" { "a" : [ 1 , -2.5e1 , true , false , null ] , "b" : "x\"\\\/\b\f\n\r\t\u00e9\ud83d\ude00" } "#)

@@ -183,7 +183,7 @@ struct ErasureTwoProcessTests {
         defer { second.stop() }
         let firstReady = await LocgateServer.waitReady(first.port)
         let secondReady = await LocgateServer.waitReady(second.port)
-        #expect(firstReady && secondReady)
+        try #require(firstReady && secondReady, "\(first.errorOutput)\(second.errorOutput)")
         let (_, app) = try await LocgateServer.request("POST", first.port, "/v1/apps", key: LocgateServer.adminToken, json: #"{"name": "erase"}"#)
         let key = app["apiKey"] as? String ?? ""
         _ = try await LocgateServer.request("PUT", first.port, "/v1/features/nearby", key: key, json: #"{"requires": "whenInUse"}"#)

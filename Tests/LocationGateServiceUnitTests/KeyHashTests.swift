@@ -16,3 +16,24 @@ struct KeyHashTests {
         #expect(APIKeys.hash(key) == hash)
     }
 }
+
+/// The known-keys cache holds a key's digest as four words; revocation notices carry its hex.
+@Suite("Key digests")
+struct KeyDigestTests {
+    @Test("A digest read back from its hex is the key's digest, with its hash", arguments: ["lg_abc", "", "lg_é"])
+    func hexRoundTrip(key: String) throws {
+        let digest = KeyDigest(of: key)
+        let read = try #require(KeyDigest(hex: digest.hex))
+        #expect(read == digest)
+        #expect(read.hashValue == digest.hashValue)
+        #expect(KeyDigest(of: key + "x") != digest)
+    }
+
+    @Test("Text that is not 64 lower-case hex digits is no digest", arguments: [
+        "", "abc", String(repeating: "0", count: 63), String(repeating: "0", count: 65),
+        String(repeating: "A", count: 64), String(repeating: "0", count: 63) + "g",
+    ])
+    func notHex(text: String) {
+        #expect(KeyDigest(hex: text) == nil)
+    }
+}

@@ -93,47 +93,51 @@ struct RouteIndex: Sendable {
 
     /// The route and parameters for `path` and `method`, or nil for the trie to decide.
     func match(_ path: String, method: HTTPRequest.Method) -> Match? {
-        let utf8 = path.utf8
-        guard utf8.first == UInt8(ascii: "/") else { return nil }
-        // The segments' bounds: no empty segment (the trie's splitting would skip it).
-        var count = 0
-        var previous = utf8.startIndex
-        for index in utf8.indices where utf8[index] == UInt8(ascii: "/") {
-            if index != utf8.startIndex {
-                guard utf8.index(after: previous) != index else { return nil }
+        // Over the path's contiguous UTF-8 bytes, by offset: a `String.UTF8View` index checks
+        // and moves itself on every byte.
+        var text = path
+        return text.withUTF8 { bytes -> Match? in
+            guard bytes.first == UInt8(ascii: "/") else { return nil }
+            // The number of segments, none empty (the trie's splitting would skip it).
+            var count = 0
+            var previous = 0
+            for index in 1..<bytes.count where bytes[index] == UInt8(ascii: "/") {
+                guard index != previous + 1 else { return nil }
                 count += 1
+                previous = index
             }
-            previous = index
-        }
-        guard utf8.index(after: previous) != utf8.endIndex else { return nil }
-        count += 1
-        guard count < routesBySegments.count else { return nil }
-        for route in routesBySegments[count] {
-            guard let responder = route.responders[method] else { continue }
-            if let parameters = Self.parameters(of: path, for: route) {
-                return Match(route: route, responder: responder, parameters: parameters)
+            guard previous + 1 != bytes.count else { return nil }
+            count += 1
+            guard count < routesBySegments.count else { return nil }
+            for route in routesBySegments[count] {
+                guard let responder = route.responders[method] else { continue }
+                if let values = Self.parameters(of: bytes, in: path, for: route) {
+                    return Match(route: route, responder: responder, parameters: IndexedParameters(names: route.names, values: values))
+                }
             }
+            return nil
         }
-        return nil
     }
 
-    /// The parameters of `path` if its segments match `route`'s.
-    private static func parameters(of path: String, for route: Route) -> IndexedParameters? {
-        let utf8 = path.utf8
+    /// The parameters of `path` (whose bytes are `bytes`) if its segments match `route`'s.
+    private static func parameters(of bytes: UnsafeBufferPointer<UInt8>, in path: String, for route: Route) -> [Substring]? {
         var values: [Substring] = []
         values.reserveCapacity(route.names.count)
-        var start = utf8.index(after: utf8.startIndex)
+        var start = 1
         for segment in route.segments {
             var end = start
-            while end != utf8.endIndex, utf8[end] != UInt8(ascii: "/") { end = utf8.index(after: end) }
+            while end != bytes.count, bytes[end] != UInt8(ascii: "/") { end += 1 }
             if let constant = segment {
-                guard utf8[start..<end].elementsEqual(constant) else { return nil }
+                guard end - start == constant.count,
+                    constant.withUnsafeBufferPointer({ $0.elementsEqual(UnsafeBufferPointer(rebasing: bytes[start..<end])) })
+                else { return nil }
             } else {
-                values.append(Substring(utf8[start..<end]))
+                let utf8 = path.utf8
+                values.append(Substring(utf8[utf8.index(utf8.startIndex, offsetBy: start)..<utf8.index(utf8.startIndex, offsetBy: end)]))
             }
-            start = end == utf8.endIndex ? end : utf8.index(after: end)
+            start = end == bytes.count ? end : end + 1
         }
-        return IndexedParameters(names: route.names, values: values)
+        return values
     }
 
     /// Whether some path could match both patterns. A pattern with anything but constants and

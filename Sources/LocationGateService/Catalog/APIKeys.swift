@@ -58,8 +58,8 @@ public final class APIKeys: Sendable {
     public static let maxUnknownKeys = 10_000
 
     private struct Cache {
-        var known: [String: APIIdentity] = [:]
-        var unknown: Set<String> = []
+        var known: [KeyDigest: APIIdentity] = [:]
+        var unknown: Set<KeyDigest> = []
         var epoch: UInt64 = 0
         /// When each key's use was last queued for writing (bounded as `known`).
         var usesNoted: [UUID: ContinuousClock.Instant] = [:]
@@ -225,7 +225,7 @@ public final class APIKeys: Sendable {
     /// nil when it would have to ask the database.
     public func cachedIdentity(forKey key: String) -> APIIdentity? {
         guard coherence.isFollowing, Self.isKeyShaped(key) else { return nil }
-        let digest = Self.hash(key)
+        let digest = KeyDigest(of: key)
         let now = ContinuousClock.now
         let (identity, write) = cache.withLock { cache -> (APIIdentity?, Bool) in
             guard let found = cache.known[digest] else { return (nil, false) }
@@ -240,7 +240,7 @@ public final class APIKeys: Sendable {
     /// looked up (batched with concurrent look-ups, `KeyLookups`), never refused unchecked.
     public func identity(forKey key: String) async throws -> APIIdentity? {
         guard Self.isKeyShaped(key) else { return nil }
-        let digest = Self.hash(key)
+        let digest = KeyDigest(of: key)
         let following = coherence.isFollowing
         let seenAt = ContinuousClock.now
         let (known, unknown, epoch, noted) = cache.withLock { cache -> (APIIdentity?, Bool, UInt64, Bool) in
@@ -255,7 +255,7 @@ public final class APIKeys: Sendable {
             }
             if unknown { return nil }
         }
-        let identity = try await lookups.identity(digest: digest)
+        let identity = try await lookups.identity(digest: digest.hex)
         let now = ContinuousClock.now
         let write = cache.withLock { cache -> Bool in
             if following, cache.epoch == epoch {
@@ -322,8 +322,10 @@ public final class APIKeys: Sendable {
     public var cachedCount: Int { cache.withLock { $0.known.count + $0.unknown.count } }
 
     /// Forgets one key (by its hash), known or unknown: a revocation, here or in another
-    /// process. A lookup in flight does not store what it read (the epoch moved).
-    public func forget(digest: String) {
+    /// process. A lookup in flight does not store what it read (the epoch moved). A notice
+    /// whose payload is not a hash (no process of this version sends one) empties both caches.
+    public func forget(digest text: String) {
+        guard let digest = KeyDigest(hex: text) else { return invalidateAll() }
         cache.withLock { cache in
             cache.epoch &+= 1
             cache.known.removeValue(forKey: digest)
@@ -339,21 +341,9 @@ public final class APIKeys: Sendable {
         }
     }
 
-    /// Hex SHA-256 of the key text. On every authenticated request, so no `String(format:)`.
+    /// Hex SHA-256 of the key text, as `api_keys.key_hash` stores it.
     static func hash(_ key: String) -> String {
-        var key = key
-        let digest = key.withUTF8 { SHA256.hash(data: UnsafeRawBufferPointer($0)) }
-        // From the key's own bytes, the digits written in place: no `Data`, no array of digits.
-        return String(unsafeUninitializedCapacity: 2 * SHA256.byteCount) { hex in
-            func digit(_ value: UInt8) -> UInt8 { value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10 }
-            var index = 0
-            for byte in digest {
-                hex[index] = digit(byte >> 4)
-                hex[index + 1] = digit(byte & 0x0F)
-                index += 2
-            }
-            return index
-        }
+        KeyDigest(of: key).hex
     }
 
     static func newKeyText() -> String {
