@@ -264,6 +264,7 @@ public struct EventLog: Sendable {
 
     static func streamVersions(appID: UUID, rows: PostgresRows) throws -> [StreamKey: Int64] {
         var versions: [StreamKey: Int64] = [:]
+        versions.reserveCapacity(rows.count)
         for row in rows {
             versions[StreamKey(appID: appID, userID: try row.decode(0), deviceID: try row.decode(1))] = try row.decode(2)
         }

@@ -43,7 +43,10 @@ struct EventBatch: Decodable {
         guard submissions.count <= maxEvents else {
             throw ServiceError(.tooLarge, "a batch holds at most \(maxEvents) events, not \(submissions.count)")
         }
+        // One event (most requests) cannot repeat an id: no set to build.
+        guard submissions.count > 1 else { return submissions }
         var seen: Set<UUID> = []
+        seen.reserveCapacity(submissions.count)
         for (index, submission) in submissions.enumerated() {
             guard seen.insert(submission.id).inserted else {
                 throw ServiceError(.validationFailed, "id \(submission.id.uuidString.lowercased()) appears twice in the batch", index: index)

@@ -35,6 +35,8 @@ public enum DeviceStateStore {
     /// The devices `loadQuery`'s statement read, by stream.
     static func rows(appID: UUID, _ rows: PostgresRows) throws -> [StreamKey: Row] {
         var states: [StreamKey: Row] = [:]
+        // Sized once: grown from empty, it rehashed every stream at each doubling.
+        states.reserveCapacity(rows.count)
         for row in rows {
             let key = StreamKey(appID: appID, userID: try row.decode(0), deviceID: try row.decode(1))
             var state = try JSONText.state(try row.decode(3))

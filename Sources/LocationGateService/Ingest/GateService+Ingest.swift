@@ -49,7 +49,7 @@ extension GateService {
             moved.append(StreamChange(stream: key, version: version))
         }
         changes.publish(moved)
-        eventsAppended.increment(by: committed.results.filter { !$0.duplicate }.count)
+        eventsAppended.increment(by: committed.results.reduce(0) { $0 + ($1.duplicate ? 0 : 1) })
         do {
             return try committed.results.enumerated().map { index, result in
                 // A new event's outcome is the one just computed; a duplicate's is read back.

@@ -294,8 +294,10 @@ final class GroupCommitter: Sendable {
                 // Each request carries the states of its own streams only: the cache stores
                 // what each answer carries, and the whole round's states in every answer stored
                 // a group of n devices n times over (a fifteenth of a busy server's time).
+                let projected = projector.states
                 var states: [StreamKey: (StreamKey, Int64, DeviceState)] = [:]
-                for state in projector.states { states[state.0] = state }
+                states.reserveCapacity(projected.count)
+                for state in projected { states[state.0] = state }
                 for (number, index) in round.enumerated() {
                     let end = number + 1 < offsets.count ? offsets[number + 1] : results.count
                     var own: [Int: EventOutcome] = [:]
