@@ -139,13 +139,14 @@ public struct EventLog: Sendable {
             }
             appends.append(StreamAppend(stream: key, previousVersion: previous, events: planned))
         }
-        // 6. The projection, in the same transaction.
-        var outcomes: [Int: String] = [:]
+        // 6. The projection, in the same transaction. Outcomes and versions by batch index are
+        //    arrays: no hashing per event.
+        var outcomes = [String?](repeating: nil, count: events.count)
         if let projector {
             let projected = try projector.project(appends, read: projectorRead == nil ? nil : answers[2], on: connection)
             for (append, streamOutcomes) in zip(appends, projected) {
                 for (planned, outcome) in zip(append.events, streamOutcomes) {
-                    if let outcome { outcomes[planned.index] = outcome }
+                    outcomes[planned.index] = outcome
                 }
             }
         }
@@ -182,7 +183,7 @@ public struct EventLog: Sendable {
             """)
         var results: [AppendResult] = []
         results.reserveCapacity(events.count)
-        var plannedByIndex: [Int: Int64] = [:]
+        var plannedByIndex = [Int64](repeating: 0, count: events.count)
         for item in planned { plannedByIndex[item.index] = item.version }
         for (index, event) in events.enumerated() {
             if let duplicate = duplicates[event.id] {
@@ -190,7 +191,7 @@ public struct EventLog: Sendable {
             } else {
                 results.append(AppendResult(
                     id: event.id, userID: event.userID, deviceID: event.deviceID,
-                    version: plannedByIndex[index] ?? 0, outcome: outcomes[index], duplicate: false))
+                    version: plannedByIndex[index], outcome: outcomes[index], duplicate: false))
             }
         }
         return results

@@ -11,20 +11,23 @@ import Synchronization
 /// it up later, off the append path, `AnalyticsRollup`). A rule rejection throws and rolls the
 /// whole batch back.
 final class DeviceProjector: AppendProjector {
-    /// The decoded events by batch index; the log only carries their JSON.
-    private let events: [Int: LocationEvent]
-    private let projected = Mutex<(states: [(StreamKey, Int64, DeviceState)], outcomes: [Int: EventOutcome])>(([], [:]))
+    /// The decoded events in batch order (a batch index is a position here); the log only
+    /// carries their JSON.
+    private let events: [LocationEvent]
+    private let projected: Mutex<(states: [(StreamKey, Int64, DeviceState)], outcomes: [EventOutcome?])>
 
-    init(events: [Int: LocationEvent]) {
+    init(events: [LocationEvent]) {
         self.events = events
+        projected = Mutex(([], []))
     }
 
     /// The states the append wrote, for the cache once it has committed.
     var states: [(StreamKey, Int64, DeviceState)] { projected.withLock { $0.states } }
 
-    /// The outcome of each appended event by batch index, so that the answer to the request
-    /// need not read back the JSON it stored.
-    var outcomes: [Int: EventOutcome] { projected.withLock { $0.outcomes } }
+    /// The outcome of each appended event by batch index (nil for a duplicate), so that the
+    /// answer to the request need not read back the JSON it stored. Empty until `project` ran
+    /// (a batch of duplicates only).
+    var outcomes: [EventOutcome?] { projected.withLock { $0.outcomes } }
 
     /// The batch's devices as the projection holds them, read with the log's own reads.
     func read(_ streams: [StreamKey]) -> PostgresQuery? {
@@ -42,17 +45,18 @@ final class DeviceProjector: AppendProjector {
         }
         var outcomes: [[String?]] = []
         var written: [DeviceStateStore.Row] = []
-        var outcomesByIndex: [Int: EventOutcome] = [:]
+        // By batch index, as arrays rather than dictionaries keyed by it: no hashing per event.
+        var outcomesByIndex = [EventOutcome?](repeating: nil, count: events.count)
         for append in appends {
             var device = current[append.stream] ?? DeviceStateStore.Row(key: append.stream, version: 0, state: DeviceState(), milestones: [])
             var streamOutcomes: [String?] = []
             for planned in append.events {
-                guard let event = events[planned.index] else {
+                guard events.indices.contains(planned.index) else {
                     throw ServiceError(.invalidRequest, "event \(planned.index) was not decoded", index: planned.index)
                 }
                 let outcome: EventOutcome
                 do {
-                    outcome = try Self.apply(event, to: &device)
+                    outcome = try Self.apply(events[planned.index], to: &device)
                 } catch {
                     throw EventLogError.rejected(index: planned.index, reason: error)
                 }

@@ -14,11 +14,12 @@ extension GateService {
             let latest = Date().addingTimeInterval(Double(maxClockSkew.components.seconds))
             try Self.checkClockSkew(submissions, latest: latest, skew: maxClockSkew)
         }
-        var decoded: [Int: LocationEvent] = [:]
+        var decoded: [LocationEvent] = []
+        decoded.reserveCapacity(submissions.count)
         var newEvents: [NewEvent] = []
         newEvents.reserveCapacity(submissions.count)
-        for (index, submission) in submissions.enumerated() {
-            decoded[index] = submission.event
+        for submission in submissions {
+            decoded.append(submission.event)
             newEvents.append(NewEvent(
                 id: submission.id, userID: submission.userId, deviceID: submission.deviceId,
                 type: submission.event.type.rawValue, data: submission.event.dataJSON, occurredAt: submission.occurredAt,
@@ -53,7 +54,8 @@ extension GateService {
         do {
             return try committed.results.enumerated().map { index, result in
                 // A new event's outcome is the one just computed; a duplicate's is read back.
-                let outcome = try committed.outcomes[index] ?? JSONText.outcome(result.outcome ?? "{}")
+                let computed = index < committed.outcomes.count ? committed.outcomes[index] : nil
+                let outcome = try computed ?? JSONText.outcome(result.outcome ?? "{}")
                 return EventResult(
                     id: result.id.lowercasedText, userId: result.userID, deviceId: result.deviceID,
                     version: result.version, effects: outcome.effects, status: outcome.after.status,

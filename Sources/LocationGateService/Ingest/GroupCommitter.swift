@@ -9,8 +9,9 @@ import Synchronization
 /// What an append stored, for the answer to its request and for the cache.
 struct CommittedAppend: Sendable {
     var results: [AppendResult]
-    /// The outcome of each new event, by its index in the request; duplicates have none here.
-    var outcomes: [Int: EventOutcome]
+    /// The outcome of each new event, at its index in the request; duplicates have none here
+    /// (nil, or beyond the end when the request's events were all duplicates).
+    var outcomes: [EventOutcome?]
     /// The committed states of the request's streams (a stream two requests of a group share
     /// goes with the first), for the cache.
     var states: [(StreamKey, Int64, DeviceState)]
@@ -49,7 +50,8 @@ final class GroupCommitter: Sendable {
     struct Request {
         var appID: UUID
         var events: [NewEvent]
-        var decoded: [Int: LocationEvent]
+        /// The decoded `events`, in their order.
+        var decoded: [LocationEvent]
         var continuation: CheckedContinuation<CommittedAppend, any Error>
     }
 
@@ -94,7 +96,7 @@ final class GroupCommitter: Sendable {
     var queuedEvents: Int { state.withLock { $0.queuedEvents } }
 
     /// Appends one request's events; returns when they are durable.
-    func append(appID: UUID, events: [NewEvent], decoded: [Int: LocationEvent]) async throws -> CommittedAppend {
+    func append(appID: UUID, events: [NewEvent], decoded: [LocationEvent]) async throws -> CommittedAppend {
         try await withCheckedThrowingContinuation { continuation in
             let request = Request(appID: appID, events: events, decoded: decoded, continuation: continuation)
             let now = clock.now
@@ -245,7 +247,7 @@ final class GroupCommitter: Sendable {
     /// Appends the requests of each app as one combined batch: one set of statements for all
     /// of them. Throws `Refused` for the first request with a refused event.
     private static func appendAll(
-        _ requests: [(UUID, [NewEvent], [Int: LocationEvent])], origin: String?, on connection: PostgresConnection
+        _ requests: [(UUID, [NewEvent], [LocationEvent])], origin: String?, on connection: PostgresConnection
     ) throws -> [CommittedAppend] {
         var committed = [CommittedAppend?](repeating: nil, count: requests.count)
         // Every stream of the group is locked before the first append writes: a later app's
@@ -254,7 +256,11 @@ final class GroupCommitter: Sendable {
         try EventLog.lock(requests.flatMap { request in
             request.1.map { StreamKey(appID: request.0, userID: $0.userID, deviceID: $0.deviceID) }
         }, on: connection)
-        for appID in Set(requests.map(\.0)) {
+        // The group's apps (nearly always one: then without a set of them).
+        let firstApp = requests.first?.0
+        let apps = requests.allSatisfy { $0.0 == firstApp } ? firstApp.map { [$0] } ?? [] : Array(Set(requests.map(\.0)))
+        var appended = [Bool](repeating: false, count: requests.count)
+        for appID in apps {
             var pending = requests.indices.filter { requests[$0].0 == appID }
             while !pending.isEmpty {
                 // One round: requests whose ids do not repeat an earlier request's in the round
@@ -263,17 +269,17 @@ final class GroupCommitter: Sendable {
                 var ids: Set<UUID> = []
                 for index in pending where requests[index].1.allSatisfy({ !ids.contains($0.id) }) {
                     round.append(index)
-                    ids.formUnion(requests[index].1.map(\.id))
+                    appended[index] = true
+                    for event in requests[index].1 { ids.insert(event.id) }
                 }
                 var events: [NewEvent] = []
-                var decoded: [Int: LocationEvent] = [:]
+                var decoded: [LocationEvent] = []
                 var offsets: [Int] = []
+                offsets.reserveCapacity(round.count)
                 for index in round {
                     offsets.append(events.count)
-                    for (position, event) in requests[index].1.enumerated() {
-                        decoded[events.count] = requests[index].2[position]
-                        events.append(event)
-                    }
+                    events.append(contentsOf: requests[index].1)
+                    decoded.append(contentsOf: requests[index].2)
                 }
                 let projector = DeviceProjector(events: decoded)
                 let results: [AppendResult]
@@ -300,10 +306,9 @@ final class GroupCommitter: Sendable {
                 for state in projected { states[state.0] = state }
                 for (number, index) in round.enumerated() {
                     let end = number + 1 < offsets.count ? offsets[number + 1] : results.count
-                    var own: [Int: EventOutcome] = [:]
+                    let own = offsets[number] < eventOutcomes.count ? Array(eventOutcomes[offsets[number]..<min(end, eventOutcomes.count)]) : []
                     var ownStates: [(StreamKey, Int64, DeviceState)] = []
                     for position in offsets[number]..<end {
-                        own[position - offsets[number]] = eventOutcomes[position]
                         let event = events[position]
                         if let state = states.removeValue(forKey: StreamKey(appID: appID, userID: event.userID, deviceID: event.deviceID)) {
                             ownStates.append(state)
@@ -311,7 +316,7 @@ final class GroupCommitter: Sendable {
                     }
                     committed[index] = CommittedAppend(results: Array(results[offsets[number]..<end]), outcomes: own, states: ownStates)
                 }
-                pending.removeAll { round.contains($0) }
+                pending.removeAll { appended[$0] }
             }
         }
         return try committed.map { append in
