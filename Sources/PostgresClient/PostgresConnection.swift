@@ -275,13 +275,17 @@ public final class PostgresConnection: @unchecked Sendable {
     var socket: Int32 { PQsocket(handle) }
 
     /// Reads what the server sent and returns the notifications it held (LISTEN/NOTIFY).
-    func consumeNotifications() throws(PostgresError) -> [PostgresNotification] {
+    func consumeNotifications(ignoring filter: NotificationFilter? = nil) throws(PostgresError) -> [PostgresNotification] {
         guard PQconsumeInput(handle) == 1 else {
             isBroken = true
             throw PostgresError(.connectionFailed, message: lastErrorMessage)
         }
         var notifications: [PostgresNotification] = []
         while let notify = PQnotifies(handle) {
+            if let filter, filter.matches(channel: notify.pointee.relname, payload: notify.pointee.extra) {
+                PQfreemem(notify)
+                continue
+            }
             let channel = String(cString: notify.pointee.relname)
             let payload = String(cString: notify.pointee.extra)
             notifications.append(PostgresNotification(channel: channel, payload: payload))

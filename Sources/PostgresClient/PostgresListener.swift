@@ -18,9 +18,11 @@ public enum PostgresListener {
     public static let applicationName = "locgate-listen"
 
     /// Starts listening; `onListening` is called once the LISTEN statements have run.
+    /// Notifications that `ignoring` matches are dropped on the listening thread, before they
+    /// are copied or handed on (a process's own appends, which it need not hear of).
     public static func notifications(
         configuration: PostgresConfiguration, channels: [String], logger: Logger,
-        heartbeat: Duration = .milliseconds(250),
+        heartbeat: Duration = .milliseconds(250), ignoring: NotificationFilter? = nil,
         onListening: @escaping @Sendable () -> Void = {},
         onAlive: @escaping @Sendable () -> Void = {}
     ) -> AsyncThrowingStream<PostgresNotification, any Error> {
@@ -45,14 +47,14 @@ public enum PostgresListener {
                     if ready < 0 && errno != EINTR {
                         throw PostgresError(.connectionFailed, message: "poll failed with errno \(errno)")
                     }
-                    for notification in try connection.consumeNotifications() {
+                    for notification in try connection.consumeNotifications(ignoring: ignoring) {
                         continuation.yield(notification)
                     }
                     if ContinuousClock.now - lastPing >= heartbeat {
                         try connection.ping(timeout: heartbeat * 2)
                         lastPing = ContinuousClock.now
                         // Notifications that arrived with the answer, before reporting alive.
-                        for notification in try connection.consumeNotifications() {
+                        for notification in try connection.consumeNotifications(ignoring: ignoring) {
                             continuation.yield(notification)
                         }
                         onAlive()

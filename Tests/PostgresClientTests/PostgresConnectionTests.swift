@@ -158,6 +158,37 @@ struct PostgresConnectionTests {
         await pool.close()
     }
 
+    @Test("A listener drops the notifications its filter matches (channel and payload prefix) and delivers every other one in order")
+    func listenIgnoring() async throws {
+        let configuration = try await TestDatabase.configuration()
+        let pool = try await TestDatabase.pool(size: 1)
+        let suffix = UUID().uuidString.prefix(8).lowercased()
+        let (channel, other) = ("test_\(suffix)", "test_other_\(suffix)")
+        let (ready, readyContinuation) = AsyncStream<Void>.makeStream()
+        let notifications = PostgresListener.notifications(
+            configuration: configuration, channels: [channel, other], logger: TestDatabase.logger,
+            ignoring: NotificationFilter(channel: channel, payloadPrefix: Array("#me\n".utf8)),
+            onListening: { readyContinuation.yield() })
+        var readyIterator = ready.makeAsyncIterator()
+        _ = await readyIterator.next()
+        // Dropped: the filter's channel with the prefix (alone or followed by more). Delivered:
+        // another prefix, a payload shorter than the prefix, an empty one, the prefix on another
+        // channel.
+        try await pool.query(
+            """
+            SELECT pg_notify(\(channel), E'#me\\nfirst'), pg_notify(\(channel), E'#you\\nsecond'),
+                   pg_notify(\(channel), '#m'), pg_notify(\(channel), ''), pg_notify(\(channel), E'#me\\n'),
+                   pg_notify(\(other), E'#me\\nthird'), pg_notify(\(channel), 'last')
+            """)
+        var received: [String] = []
+        for try await notification in notifications {
+            received.append("\(notification.channel == channel ? "channel" : "other"):\(notification.payload)")
+            if notification.payload == "last" { break }
+        }
+        #expect(received == ["channel:#you\nsecond", "channel:#m", "channel:", "other:#me\nthird", "channel:last"])
+        await pool.close()
+    }
+
     @Test("Prepared statements: reused by text and types, kept across a rollback, and past the cache's size")
     func preparedStatements() async throws {
         let pool = try await TestDatabase.pool(size: 1)

@@ -58,6 +58,8 @@ public final class CacheFollower: Service, Sendable {
                     configuration: self.service.pool.configuration,
                     channels: ChangeChannel.allCases.map(\.name),
                     logger: self.logger,
+                    // This service's own appends, dropped as they arrive (`DeviceCacheInvalidation`).
+                    ignoring: self.devices.ownAppends,
                     onListening: {
                         // From here on every change is notified; what changed before is
                         // unknown, so start from nothing.
