@@ -247,6 +247,70 @@ struct GroupCommitTests {
         await blocker.close()
         await pool.close()
     }
+
+    @Test("Groups follow one another on the drainer's connection, but a caller waiting for the pool gets it before the next group")
+    func drainerYieldsTheConnection() async throws {
+        // The service has one connection; its wait is short, so that a drainer that kept the
+        // connection for its next group would make the query below fail, not hang the suite.
+        let pool = PostgresConnectionPool(
+            configuration: try await TestDatabase.configuration(), size: 1, waitTimeout: .seconds(10), logger: TestDatabase.logger)
+        let observer = try await TestDatabase.pool(size: 1)
+        let service = GateService(pool: pool, logger: TestDatabase.logger)
+        let appID = try await TestDatabase.makeApp(pool)
+        // Other transactions hold two streams' append locks until the test lets each go.
+        let holders = try await TestDatabase.pool(size: 2)
+        func hold(_ device: String, _ locked: TestLatch, _ release: TestLatch) -> Task<Void, any Error> {
+            let key = StreamKey(appID: appID, userID: "u", deviceID: device).lockKey
+            return Task {
+                try await holders.transaction { connection in
+                    try connection.query("SELECT pg_advisory_xact_lock(\(key))")
+                    locked.raise()
+                    release.block()
+                }
+            }
+        }
+        func append(_ device: String) -> Task<[EventResult], any Error> {
+            Task {
+                try await service.ingest(appID: appID, submissions: [EventSubmission(
+                    id: UUID(), userId: "u", deviceId: device, occurredAt: Date(timeIntervalSince1970: 1_795_341_600),
+                    event: .appStateChanged(.foreground, backgroundIndicator: false))])
+            }
+        }
+        func waitingForLock(_ device: String) async throws -> Bool {
+            let key = StreamKey(appID: appID, userID: "u", deviceID: device).lockKey
+            let high = Int64(UInt32(truncatingIfNeeded: key >> 32)), low = Int64(UInt32(truncatingIfNeeded: key))
+            return try await observer.query(
+                """
+                SELECT count(*) FROM pg_locks
+                WHERE locktype = 'advisory' AND NOT granted AND classid::bigint = \(high) AND objid::bigint = \(low)
+                """).first?.decode(0, as: Int64.self) == 1
+        }
+        let (lockedA, releaseA, lockedB, releaseB) = (TestLatch(), TestLatch(), TestLatch(), TestLatch())
+        defer { releaseA.raise(); releaseB.raise() }
+        let holderA = hold("a", lockedA, releaseA), holderB = hold("b", lockedB, releaseB)
+        #expect(try await waitUntil { lockedA.isRaised && lockedB.isRaised })
+        // The first group waits for a's lock on the only connection; b's request queues behind
+        // it, and a query waits for the connection.
+        let first = append("a")
+        #expect(try await waitUntil { try await waitingForLock("a") })
+        let second = append("b")
+        #expect(try await waitUntil { service.statistics.queuedEvents == 1 })
+        let query = Task { try await pool.query("SELECT 41 + 1").first?.decode(0, as: Int.self) }
+        #expect(try await waitUntil { pool.waiting == 1 })
+        // a's group commits; the query gets the connection before b's group takes it (which
+        // then waits for b's lock, still held).
+        releaseA.raise()
+        #expect(try await first.value[0].version == 1)
+        #expect(try await query.value == 42)
+        #expect(try await waitUntil { try await waitingForLock("b") })
+        releaseB.raise()
+        #expect(try await second.value[0].version == 1)
+        try await holderA.value
+        try await holderB.value
+        await holders.close()
+        await observer.close()
+        await pool.close()
+    }
 }
 
 extension Result where Failure == any Error {
