@@ -58,7 +58,7 @@ struct IngestFloorBench: AsyncParsableCommand {
                 pool: pool, eventsTable: eventsTable, outcome: outcome, state: state, rows: rows, roundTrips: roundTrips, reads: reads,
                 maxDrainers: self.groups)
             // A group up front: a missing table or a bad JSON option fails here, not per request.
-            try await groups.write(count: 1)
+            try await pool.withConnection { connection in try groups.write(count: 1, on: connection) }
             let router = Router()
             router.post("/v1/events") { request, _ -> Response in
                 var request = request
@@ -76,7 +76,8 @@ struct IngestFloorBench: AsyncParsableCommand {
 }
 
 /// Group commit, one group at a time by default like `serve`'s: requests queue, a drainer
-/// writes what is queued in one transaction and answers each after it commits. With more than
+/// writes what is queued in one transaction and answers each after it commits, its groups one
+/// after another on one pool thread and connection, as `serve`'s drainer runs them. With more than
 /// one in flight, a request that finds every running drainer busy starts another.
 final class FloorGroupCommitter: Sendable {
     private struct State {
@@ -133,52 +134,75 @@ final class FloorGroupCommitter: Sendable {
         }
     }
 
+    /// Groups follow one another on one pool thread and connection, as `serve`'s drainer runs
+    /// them: each group's requests are answered from there and the next group starts at once.
     private func drain() async {
-        while true {
-            let group = queue.withLock { state -> [CheckedContinuation<Int64, any Error>] in
-                let group = state.waiting
-                state.waiting = []
-                if group.isEmpty { state.drainers -= 1 }
-                return group
-            }
-            if group.isEmpty { return }
+        var group = take()
+        while !group.isEmpty {
+            let first = group
             do {
-                try await write(count: group.count)
+                group = try await pool.withConnection { connection in self.commitGroups(first: first, on: connection) }
+            } catch {
+                for continuation in first { continuation.resume(throwing: error) }
+                group = take()
+            }
+        }
+    }
+
+    /// What is queued, as the next group; empty (and the drainer gone) when nothing is.
+    private func take() -> [CheckedContinuation<Int64, any Error>] {
+        queue.withLock { state in
+            let group = state.waiting
+            state.waiting = []
+            if group.isEmpty { state.drainers -= 1 }
+            return group
+        }
+    }
+
+    /// Writes `first` and the groups after it on `connection` until the queue is empty (an
+    /// empty group returned) or the connection broke (the group to write next returned).
+    private func commitGroups(
+        first: [CheckedContinuation<Int64, any Error>], on connection: PostgresConnection
+    ) -> [CheckedContinuation<Int64, any Error>] {
+        var group = first
+        while true {
+            do {
+                try write(count: group.count, on: connection)
                 for continuation in group { continuation.resume(returning: Int64(group.count)) }
             } catch {
                 for continuation in group { continuation.resume(throwing: error) }
             }
+            group = take()
+            if group.isEmpty || connection.isBroken { return group }
         }
     }
 
     /// One transaction, one round trip (unless `roundTrips` asks for more, or `reads` needs a
     /// second): BEGIN, the inserts and COMMIT in one pipeline.
-    func write(count: Int) async throws {
-        if reads { return try await writeWithReads(count: count) }
+    func write(count: Int, on connection: PostgresConnection) throws {
+        if reads { return try writeWithReads(count: count, on: connection) }
         let (count, outcome, state, rows, roundTrips, eventsTable) = (Int64(count), outcome, state, rows, roundTrips, eventsTable)
-        try await pool.withConnection { connection in
-            try connection.transaction { connection in
-                for _ in 1..<roundTrips { try connection.query("SELECT 1") }
-                try connection.send("""
-                    INSERT INTO \(unescaped: eventsTable) (app_id, user_id, device_id, version, event_id, type, data, occurred_at, outcome)
-                    SELECT \(unescaped: Self.app), 'floor', gen_random_uuid()::text, 1, gen_random_uuid(),
-                           'appStateChanged', '{"state": "foreground"}', now(), \(outcome)::jsonb
-                    FROM generate_series(1, \(count))
-                    """)
-                guard rows > 1 else { return }
-                try connection.send("""
-                    INSERT INTO floor_states (app_id, user_id, device_id, version, state, status, provisional, milestones)
-                    SELECT \(unescaped: Self.app), 'floor', gen_random_uuid()::text, 1, \(state)::jsonb,
-                           'notDetermined', false, 0
-                    FROM generate_series(1, \(count))
-                    """)
-                guard rows > 2 else { return }
-                try connection.send("""
-                    INSERT INTO floor_streams (app_id, user_id, device_id, version)
-                    SELECT \(unescaped: Self.app), 'floor', gen_random_uuid()::text, 1
-                    FROM generate_series(1, \(count))
-                    """)
-            }
+        try connection.transaction { connection in
+            for _ in 1..<roundTrips { try connection.query("SELECT 1") }
+            try connection.send("""
+                INSERT INTO \(unescaped: eventsTable) (app_id, user_id, device_id, version, event_id, type, data, occurred_at, outcome)
+                SELECT \(unescaped: Self.app), 'floor', gen_random_uuid()::text, 1, gen_random_uuid(),
+                       'appStateChanged', '{"state": "foreground"}', now(), \(outcome)::jsonb
+                FROM generate_series(1, \(count))
+                """)
+            guard rows > 1 else { return }
+            try connection.send("""
+                INSERT INTO floor_states (app_id, user_id, device_id, version, state, status, provisional, milestones)
+                SELECT \(unescaped: Self.app), 'floor', gen_random_uuid()::text, 1, \(state)::jsonb,
+                       'notDetermined', false, 0
+                FROM generate_series(1, \(count))
+                """)
+            guard rows > 2 else { return }
+            try connection.send("""
+                INSERT INTO floor_streams (app_id, user_id, device_id, version)
+                SELECT \(unescaped: Self.app), 'floor', gen_random_uuid()::text, 1
+                FROM generate_series(1, \(count))
+                """)
         }
     }
 
@@ -186,7 +210,7 @@ final class FloorGroupCommitter: Sendable {
     /// `serve` uses (a LATERAL probe of a unique index per key), all answered in one round trip
     /// before the writes, each row's JSON bound as an element of an array as `serve` binds it;
     /// and one NOTIFY. The reads' answers are not used: every id is new.
-    private func writeWithReads(count: Int) async throws {
+    private func writeWithReads(count: Int, on connection: PostgresConnection) throws {
         let (outcome, state, rows, eventsTable) = (outcome, state, rows, eventsTable)
         let ids = (0..<count).map { _ in UUID() }
         let devices = ids.map { "d-\($0.uuidString.lowercased())" }
@@ -197,48 +221,46 @@ final class FloorGroupCommitter: Sendable {
         let outcomes = Array(repeating: outcome, count: count)
         let states = Array(repeating: state, count: count)
         let streams = devices.map { StreamKey(appID: Self.appID, userID: "floor", deviceID: $0) }
-        try await pool.withConnection { connection in
-            try connection.transaction { connection in
-                try EventLog.lock(streams, on: connection)
+        try connection.transaction { connection in
+            try EventLog.lock(streams, on: connection)
+            try connection.send("""
+                SELECT e.event_id FROM unnest(\(PostgresArray(ids))) AS i(id)
+                CROSS JOIN LATERAL (
+                    SELECT event_id FROM \(unescaped: eventsTable)
+                    WHERE app_id = (SELECT \(unescaped: Self.app)::uuid) AND event_id = i.id OFFSET 0) AS e
+                """)
+            try connection.send("""
+                SELECT s.version FROM unnest(\(PostgresArray(devices))) AS d(id)
+                CROSS JOIN LATERAL (
+                    SELECT version FROM floor_streams
+                    WHERE app_id = \(unescaped: Self.app) AND user_id = 'floor' AND device_id = d.id OFFSET 0) AS s
+                """)
+            try connection.query("""
+                SELECT s.state FROM unnest(\(PostgresArray(devices))) AS d(id)
+                CROSS JOIN LATERAL (
+                    SELECT state FROM floor_states
+                    WHERE app_id = \(unescaped: Self.app) AND user_id = 'floor' AND device_id = d.id OFFSET 0) AS s
+                """)
+            try connection.send("""
+                INSERT INTO \(unescaped: eventsTable) (app_id, user_id, device_id, version, event_id, type, data, occurred_at, outcome)
+                SELECT \(unescaped: Self.app), 'floor', d, 1, i, 'appStateChanged', j, now(), o
+                FROM unnest(\(PostgresArray(devices)), \(PostgresArray(ids)), \(PostgresArray(json: data)),
+                            \(PostgresArray(json: outcomes))) AS b(d, i, j, o)
+                """)
+            if rows > 1 {
                 try connection.send("""
-                    SELECT e.event_id FROM unnest(\(PostgresArray(ids))) AS i(id)
-                    CROSS JOIN LATERAL (
-                        SELECT event_id FROM \(unescaped: eventsTable)
-                        WHERE app_id = (SELECT \(unescaped: Self.app)::uuid) AND event_id = i.id OFFSET 0) AS e
+                    INSERT INTO floor_states (app_id, user_id, device_id, version, state, status, provisional, milestones)
+                    SELECT \(unescaped: Self.app), 'floor', d, 1, st, 'notDetermined', false, 0
+                    FROM unnest(\(PostgresArray(devices)), \(PostgresArray(json: states))) AS b(d, st)
                     """)
-                try connection.send("""
-                    SELECT s.version FROM unnest(\(PostgresArray(devices))) AS d(id)
-                    CROSS JOIN LATERAL (
-                        SELECT version FROM floor_streams
-                        WHERE app_id = \(unescaped: Self.app) AND user_id = 'floor' AND device_id = d.id OFFSET 0) AS s
-                    """)
-                try connection.query("""
-                    SELECT s.state FROM unnest(\(PostgresArray(devices))) AS d(id)
-                    CROSS JOIN LATERAL (
-                        SELECT state FROM floor_states
-                        WHERE app_id = \(unescaped: Self.app) AND user_id = 'floor' AND device_id = d.id OFFSET 0) AS s
-                    """)
-                try connection.send("""
-                    INSERT INTO \(unescaped: eventsTable) (app_id, user_id, device_id, version, event_id, type, data, occurred_at, outcome)
-                    SELECT \(unescaped: Self.app), 'floor', d, 1, i, 'appStateChanged', j, now(), o
-                    FROM unnest(\(PostgresArray(devices)), \(PostgresArray(ids)), \(PostgresArray(json: data)),
-                                \(PostgresArray(json: outcomes))) AS b(d, i, j, o)
-                    """)
-                if rows > 1 {
-                    try connection.send("""
-                        INSERT INTO floor_states (app_id, user_id, device_id, version, state, status, provisional, milestones)
-                        SELECT \(unescaped: Self.app), 'floor', d, 1, st, 'notDetermined', false, 0
-                        FROM unnest(\(PostgresArray(devices)), \(PostgresArray(json: states))) AS b(d, st)
-                        """)
-                }
-                if rows > 2 {
-                    try connection.send("""
-                        INSERT INTO floor_streams (app_id, user_id, device_id, version)
-                        SELECT \(unescaped: Self.app), 'floor', d, 1 FROM unnest(\(PostgresArray(devices))) AS b(d)
-                        """)
-                }
-                try connection.send("SELECT pg_notify('locgate_floor', \(String(count)))")
             }
+            if rows > 2 {
+                try connection.send("""
+                    INSERT INTO floor_streams (app_id, user_id, device_id, version)
+                    SELECT \(unescaped: Self.app), 'floor', d, 1 FROM unnest(\(PostgresArray(devices))) AS b(d)
+                    """)
+            }
+            try connection.send("SELECT pg_notify('locgate_floor', \(String(count)))")
         }
     }
 }
