@@ -24,10 +24,12 @@ final class DeviceProjector: AppendProjector {
     /// The states the append wrote, for the cache once it has committed.
     var states: [(StreamKey, Int64, DeviceState)] { projected.withLock { $0.states } }
 
-    /// The outcome of each appended event by batch index (nil for a duplicate), so that the
-    /// answer to the request need not read back the JSON it stored. Empty until `project` ran
-    /// (a batch of duplicates only).
-    var outcomes: [EventOutcome?] { projected.withLock { $0.outcomes } }
+    /// The outcome of each event by batch index (nil for a duplicate), so that the answer to the
+    /// request need not read back the JSON it stored; one per event, all nil when `project` did
+    /// not run (a batch of duplicates only).
+    var outcomes: [EventOutcome?] {
+        projected.withLock { $0.outcomes.isEmpty ? Array(repeating: nil, count: events.count) : $0.outcomes }
+    }
 
     /// The batch's devices as the projection holds them, read with the log's own reads.
     func read(_ streams: [StreamKey]) -> PostgresQuery? {

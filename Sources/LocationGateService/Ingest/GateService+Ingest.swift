@@ -54,8 +54,7 @@ extension GateService {
         do {
             return try committed.results.enumerated().map { index, result in
                 // A new event's outcome is the one just computed; a duplicate's is read back.
-                let computed = index < committed.outcomes.count ? committed.outcomes[index] : nil
-                let outcome = try computed ?? JSONText.outcome(result.outcome ?? "{}")
+                let outcome = try committed.outcomes[index] ?? JSONText.outcome(result.outcome ?? "{}")
                 return EventResult(
                     id: result.id.lowercasedText, userId: result.userID, deviceId: result.deviceID,
                     version: result.version, effects: outcome.effects, status: outcome.after.status,

@@ -9,8 +9,7 @@ import Synchronization
 /// What an append stored, for the answer to its request and for the cache.
 struct CommittedAppend: Sendable {
     var results: [AppendResult]
-    /// The outcome of each new event, at its index in the request; duplicates have none here
-    /// (nil, or beyond the end when the request's events were all duplicates).
+    /// The outcome of each of the request's events, at its index; nil for a duplicate.
     var outcomes: [EventOutcome?]
     /// The committed states of the request's streams (a stream two requests of a group share
     /// goes with the first), for the cache.
@@ -280,11 +279,8 @@ final class GroupCommitter: Sendable {
         try EventLog.lock(requests.flatMap { request in
             request.1.map { StreamKey(appID: request.0, userID: $0.userID, deviceID: $0.deviceID) }
         }, on: connection)
-        // The group's apps (nearly always one: then without a set of them).
-        let firstApp = requests.first?.0
-        let apps = requests.allSatisfy { $0.0 == firstApp } ? firstApp.map { [$0] } ?? [] : Array(Set(requests.map(\.0)))
         var appended = [Bool](repeating: false, count: requests.count)
-        for appID in apps {
+        for appID in Set(requests.map(\.0)) {
             var pending = requests.indices.filter { requests[$0].0 == appID }
             while !pending.isEmpty {
                 // One round: requests whose ids do not repeat an earlier request's in the round
@@ -330,7 +326,7 @@ final class GroupCommitter: Sendable {
                 for state in projected { states[state.0] = state }
                 for (number, index) in round.enumerated() {
                     let end = number + 1 < offsets.count ? offsets[number + 1] : results.count
-                    let own = offsets[number] < eventOutcomes.count ? Array(eventOutcomes[offsets[number]..<min(end, eventOutcomes.count)]) : []
+                    let own = Array(eventOutcomes[offsets[number]..<end])
                     var ownStates: [(StreamKey, Int64, DeviceState)] = []
                     for position in offsets[number]..<end {
                         let event = events[position]
