@@ -1,3 +1,4 @@
+import Crypto
 import Testing
 
 @testable import LocationGateService
@@ -35,5 +36,22 @@ struct KeyDigestTests {
     ])
     func notHex(text: String) {
         #expect(KeyDigest(hex: text) == nil)
+    }
+}
+
+/// `KeySHA256` is SHA-256: the same digest as swift-crypto's on every length across the
+/// padding's boundaries (55, 56, 64 bytes) and over several blocks.
+@Suite("Key SHA-256")
+struct KeySHA256Tests {
+    @Test("The digest of 0 to 200 bytes is swift-crypto's")
+    func matchesSwiftCrypto() {
+        var generator = SystemRandomNumberGenerator()
+        for count in 0...200 {
+            let bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let expected = Array(SHA256.hash(data: bytes))
+            let words = bytes.withUnsafeBytes { KeySHA256.hash($0) }
+            let actual = withUnsafeBytes(of: words) { Array($0) }
+            #expect(actual == expected, "\(count) bytes")
+        }
     }
 }

@@ -30,7 +30,12 @@ struct GateRoutes {
         let identity = try context.caller()
         let key = try PathParameters.streamKey(identity, context)
         let feature = context.pathParameter("feature") ?? ""
-        let decision = try await gates.deviceGate(key, feature: feature)
+        let decision: GateDecision
+        if let cached = try gates.cachedDeviceGate(key, feature: feature) {
+            decision = cached
+        } else {
+            decision = try await gates.deviceGate(key, feature: feature)
+        }
         return JSONResponse.make(.ok, data: decision.json)
     }
 

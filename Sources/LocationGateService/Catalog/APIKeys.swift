@@ -224,8 +224,15 @@ public final class APIKeys: Sendable {
     /// The identity of a key this process has verified and still trusts, without a lookup;
     /// nil when it would have to ask the database.
     public func cachedIdentity(forKey key: String) -> APIIdentity? {
-        guard coherence.isFollowing, Self.isKeyShaped(key) else { return nil }
-        let digest = KeyDigest(of: key)
+        cachedIdentity(forKey: key[...])
+    }
+
+    /// The same, for a key read from a request as a slice of its header: hashed from the
+    /// slice's bytes, with no string of its own.
+    public func cachedIdentity(forKey key: Substring) -> APIIdentity? {
+        guard coherence.isFollowing, Self.isKeyShaped(key.utf8) else { return nil }
+        let digest = key.utf8.withContiguousStorageIfAvailable { KeyDigest(ofBytes: UnsafeRawBufferPointer($0)) }
+            ?? KeyDigest(of: String(key))
         let now = ContinuousClock.now
         let (identity, write) = cache.withLock { cache -> (APIIdentity?, Bool) in
             guard let found = cache.known[digest] else { return (nil, false) }
@@ -239,7 +246,7 @@ public final class APIKeys: Sendable {
     /// key and keys remembered as unknown are answered without the database; any other key is
     /// looked up (batched with concurrent look-ups, `KeyLookups`), never refused unchecked.
     public func identity(forKey key: String) async throws -> APIIdentity? {
-        guard Self.isKeyShaped(key) else { return nil }
+        guard Self.isKeyShaped(key.utf8) else { return nil }
         let digest = KeyDigest(of: key)
         let following = coherence.isFollowing
         let seenAt = ContinuousClock.now
@@ -312,8 +319,7 @@ public final class APIKeys: Sendable {
     var useWrites: Int { cache.withLock { $0.useWrites } }
 
     /// `lg_` and 43 base64url characters, as `newKeyText` makes them.
-    static func isKeyShaped(_ key: String) -> Bool {
-        let bytes = key.utf8
+    static func isKeyShaped<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Bool {
         guard bytes.count == 46, bytes.starts(with: "lg_".utf8) else { return false }
         return Base64URL.isAlphabet(bytes.dropFirst(3))
     }

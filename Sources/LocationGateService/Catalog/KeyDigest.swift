@@ -1,26 +1,25 @@
-import Crypto
-
 /// A key's SHA-256 as the known-keys cache holds it: four words, hashed and compared as 32
 /// bytes. The database and the revocation notices carry its hex text (`hex`); the cache needs
 /// no text, so that authenticating a cached key allocates nothing for its digest.
 struct KeyDigest: Hashable, Sendable {
+    static let byteCount = 32
     private var words: (UInt64, UInt64, UInt64, UInt64)
 
     /// The digest of a key's text.
     init(of key: String) {
         var key = key
-        let digest = key.withUTF8 { SHA256.hash(data: UnsafeRawBufferPointer($0)) }
-        var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-        digest.withUnsafeBytes { bytes in
-            withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes.prefix(32))) }
-        }
-        self.words = words
+        self = key.withUTF8 { KeyDigest(ofBytes: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// The digest of a key's UTF-8 bytes (`KeySHA256`).
+    init(ofBytes bytes: UnsafeRawBufferPointer) {
+        words = KeySHA256.hash(bytes)
     }
 
     /// The digest of its 64 lower-case hex digits, as `hex` writes them; nil for other text.
     init?(hex: String) {
         let digits = Array(hex.utf8)
-        guard digits.count == 2 * SHA256.byteCount else { return nil }
+        guard digits.count == 2 * Self.byteCount else { return nil }
         func value(_ digit: UInt8) -> UInt8? {
             switch digit {
             case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
@@ -30,7 +29,7 @@ struct KeyDigest: Hashable, Sendable {
         }
         var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
         let parsed = withUnsafeMutableBytes(of: &words) { bytes -> Bool in
-            for index in 0..<SHA256.byteCount {
+            for index in 0..<Self.byteCount {
                 guard let high = value(digits[2 * index]), let low = value(digits[2 * index + 1]) else { return false }
                 bytes[index] = high << 4 | low
             }
@@ -43,13 +42,13 @@ struct KeyDigest: Hashable, Sendable {
     /// Its 64 lower-case hex digits, written in place.
     var hex: String {
         withUnsafeBytes(of: words) { bytes in
-            String(unsafeUninitializedCapacity: 2 * SHA256.byteCount) { hex in
+            String(unsafeUninitializedCapacity: 2 * Self.byteCount) { hex in
                 func digit(_ value: UInt8) -> UInt8 { value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10 }
                 for (index, byte) in bytes.enumerated() {
                     hex[2 * index] = digit(byte >> 4)
                     hex[2 * index + 1] = digit(byte & 0x0F)
                 }
-                return 2 * SHA256.byteCount
+                return 2 * Self.byteCount
             }
         }
     }

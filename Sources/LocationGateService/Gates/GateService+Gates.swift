@@ -31,16 +31,26 @@ extension GateService {
     }
 
     public func deviceGate(_ key: StreamKey, feature featureKey: String) async throws(ServiceError) -> GateDecision {
-        // From memory without awaiting when the catalog and the device are cached (the usual
-        // case): each await of a call that would not suspend still costs its frame.
         let catalog: [Feature]
         if let cached = features.cachedFeatures(appID: key.appID) { catalog = cached } else { catalog = try await self.catalog(key.appID) }
-        guard let feature = catalog.first(where: { $0.key == featureKey }) else {
-            throw ServiceError(.notFound, "no feature \(featureKey.prefix(128))")
-        }
+        let feature = try Self.feature(featureKey, in: catalog)
         let entry: DeviceStateCache.Entry
         if let cached = cache.entry(key) { entry = cached } else { entry = try await device(key) }
         return entry.state.decide(feature, version: entry.version)
+    }
+
+    public func cachedDeviceGate(_ key: StreamKey, feature featureKey: String) throws(ServiceError) -> GateDecision? {
+        guard let catalog = features.cachedFeatures(appID: key.appID) else { return nil }
+        let feature = try Self.feature(featureKey, in: catalog)
+        guard let entry = cache.entry(key) else { return nil }
+        return entry.state.decide(feature, version: entry.version)
+    }
+
+    private static func feature(_ key: String, in catalog: [Feature]) throws(ServiceError) -> Feature {
+        guard let feature = catalog.first(where: { $0.key == key }) else {
+            throw ServiceError(.notFound, "no feature \(key.prefix(128))")
+        }
+        return feature
     }
 
     /// Every device of a user; a user with no devices is one device with no events.
