@@ -3,7 +3,8 @@
 
 LOCGATE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
-log() { printf '[locgate] %s\n' "$*" >&2; }
+# Each line carries the time of day, so that a long run's log says where its minutes went.
+log() { printf '[locgate %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 
 # 48 random hex digits (192 bits): tokens and passwords the scripts make.
 random_hex() { head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n'; }

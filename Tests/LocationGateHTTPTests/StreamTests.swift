@@ -77,7 +77,11 @@ struct StreamTests {
             var messages: [String] = []
             await Self.ticking(service) {
                 for await buffer in buffers {
-                    messages.append(String(buffer: buffer))
+                    // A quiet stream sends a comment every 5 s; on a slow machine another
+                    // test's transaction can hold the events back that long.
+                    let message = String(buffer: buffer)
+                    if message.hasPrefix(":") { continue }
+                    messages.append(message)
                     if messages.count == count { break }
                 }
                 producer.cancel()
