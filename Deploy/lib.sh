@@ -187,9 +187,9 @@ floor_tables() {
         -c "INSERT INTO apps (id, name) VALUES ('00000000-0000-0000-0000-000000000001', 'floor')"
 }
 
-# measured_product PRODUCT OVERRIDE: the build of PRODUCT a measurement runs: the path in
-# OVERRIDE when set (another build, such as an earlier commit's, for a before-and-after in one
-# sitting), else this tree's release build.
+# measured_product PRODUCT OVERRIDE: the build of PRODUCT a measurement or a check runs: the
+# path in OVERRIDE when set (another build, such as an earlier commit's for a before-and-after in
+# one sitting, or the debug build CI has made), else this tree's release build.
 measured_product() {
     local product="$1" override="$2"
     if [ -n "$override" ]; then
