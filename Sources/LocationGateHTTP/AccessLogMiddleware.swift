@@ -4,7 +4,6 @@ import Hummingbird
 import LocationAuthorization
 import LocationGateJSON
 import LocationGateService
-import Synchronization
 
 /// `locgate serve --access-log` (SPEC §14 "Observability"): one JSON line per request on
 /// standard error, when its answer is complete:
@@ -19,8 +18,8 @@ import Synchronization
 ///
 /// Added first, outside `ErrorBodyMiddleware`, so that it sees the status of every answer,
 /// errors and unmatched paths included. The app is found further in (by the key middleware of
-/// a route group, on its own copy of the context): it reaches this middleware through the
-/// context's `AccessLogRecord`.
+/// a route group): it reaches this middleware through the facts every copy of the request's
+/// context shares (`AppRequestContext.identity`), read once the handler has answered.
 struct AccessLogMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
 
@@ -40,21 +39,17 @@ struct AccessLogMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let arrived = Date()
         let start = DispatchTime.now().uptimeNanoseconds
-        let record = AccessLogRecord()
-        var context = context
-        context.accessLog = record
-        // An identity already set (none is, this middleware coming first) is recorded too.
-        record.record(appID: context.identity?.appID)
         let method = request.method.rawValue
         let write = self.write
         do {
             var response = try await next(request, context)
             let status = response.status.code
             let route = Self.route(context.endpointPath)
+            let appID = context.identity?.appID
             let finish: @Sendable () -> Void = {
                 let elapsed = DispatchTime.now().uptimeNanoseconds &- start
                 write(Self.line(
-                    time: arrived, method: method, route: route, status: status, nanoseconds: elapsed, appID: record.appID))
+                    time: arrived, method: method, route: route, status: status, nanoseconds: elapsed, appID: appID))
             }
             if response.body.contentLength != nil {
                 finish()
@@ -71,7 +66,7 @@ struct AccessLogMiddleware: RouterMiddleware {
             let elapsed = DispatchTime.now().uptimeNanoseconds &- start
             write(Self.line(
                 time: arrived, method: method, route: Self.route(context.endpointPath), status: status, nanoseconds: elapsed,
-                appID: record.appID))
+                appID: context.identity?.appID))
             throw error
         }
     }
@@ -99,16 +94,4 @@ struct AccessLogMiddleware: RouterMiddleware {
         writer.objectEnd()
         return writer.text
     }
-}
-
-/// What the access log learns of a request from the middleware further in: the app of its
-/// key. Shared between the copies of one request's context.
-final class AccessLogRecord: Sendable {
-    private let app = Mutex<UUID?>(nil)
-
-    func record(appID: UUID?) {
-        app.withLock { $0 = appID }
-    }
-
-    var appID: UUID? { app.withLock { $0 } }
 }

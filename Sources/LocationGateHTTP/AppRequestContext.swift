@@ -1,27 +1,48 @@
 import Hummingbird
 import LocationGateService
 import NIOCore
+import Synchronization
 
 /// The request context: who is calling, once the authentication middleware has looked.
+///
+/// What the middleware learn of a request (the key, the scope a group admitted, the path's
+/// parameters) is kept in one `RequestFacts` per request, which every copy of the context
+/// shares, and set through `nonmutating` setters. So a middleware hands the next one the
+/// context it was given, not a mutated copy of its own: a copy retains every reference the
+/// context holds (Hummingbird's core storage: the logger, the parameters, the endpoint path;
+/// the channel) and its end releases them, and a gate or an append made three. And a value
+/// set further in reaches the middleware outside it: the access log reads the app of the key
+/// found after it.
 public struct AppRequestContext: RequestContext, RemoteAddressRequestContext {
     public var coreContext: CoreRequestContextStorage
-    /// The app key behind the request, if any.
-    public var identity: APIIdentity? = nil {
-        didSet { accessLog?.record(appID: identity?.appID) }
-    }
-    /// Set by `AccessLogMiddleware` (`locgate serve --access-log`), outside the middleware that
-    /// finds the key: the context is a value, so the app found further in reaches the access
-    /// log through this shared record. Nil without an access log.
-    var accessLog: AccessLogRecord?
-    /// The request carries the admin token of the configuration.
-    public var isAdminToken = false
-    /// The app key a scope group admitted (`RequireScope`), which handlers read with
-    /// `caller()`; nil outside a scope group.
-    var admitted: APIIdentity?
-    /// The path's parameters when the route index found the route (`pathParameter(_:)`).
-    var indexedParameters: RouteIndex.IndexedParameters?
+    private let facts = RequestFacts()
     /// The connection, asked for its peer only when an authentication fails.
     private let channel: any Channel
+
+    /// The app key behind the request, if any.
+    public var identity: APIIdentity? {
+        get { facts.values.withLock { $0.identity } }
+        nonmutating set { facts.values.withLock { $0.identity = newValue } }
+    }
+
+    /// The request carries the admin token of the configuration.
+    public var isAdminToken: Bool {
+        get { facts.values.withLock { $0.isAdminToken } }
+        nonmutating set { facts.values.withLock { $0.isAdminToken = newValue } }
+    }
+
+    /// The app key a scope group admitted (`RequireScope`), which handlers read with
+    /// `caller()`; nil outside a scope group.
+    var admitted: APIIdentity? {
+        get { facts.values.withLock { $0.admitted } }
+        nonmutating set { facts.values.withLock { $0.admitted = newValue } }
+    }
+
+    /// The path's parameters when the route index found the route (`pathParameter(_:)`).
+    var indexedParameters: RouteIndex.IndexedParameters? {
+        get { facts.values.withLock { $0.indexedParameters } }
+        nonmutating set { facts.values.withLock { $0.indexedParameters = newValue } }
+    }
 
     /// The peer of the connection (nil in router tests): failed authentications are counted
     /// per address.
@@ -39,7 +60,24 @@ public struct AppRequestContext: RequestContext, RemoteAddressRequestContext {
     /// percent-decoded), whether the route index or Hummingbird's trie found the route: the one
     /// way handlers and middleware read them.
     func pathParameter(_ name: String) -> String? {
-        if let indexedParameters { return indexedParameters[name].map(String.init) }
+        let indexed: String?? = facts.values.withLock { values in
+            values.indexedParameters.map { $0[name].map(String.init) }
+        }
+        if let indexed { return indexed }
         return coreContext.parameters.get(name)
     }
+}
+
+/// One request's facts, shared by every copy of its context (`AppRequestContext`). The lock
+/// is never contended: a request's middleware and handler run one after another; it is what
+/// makes the shared record safe to hand to a task the handler starts.
+final class RequestFacts: Sendable {
+    struct Values {
+        var identity: APIIdentity?
+        var isAdminToken = false
+        var admitted: APIIdentity?
+        var indexedParameters: RouteIndex.IndexedParameters?
+    }
+
+    let values = Mutex(Values())
 }

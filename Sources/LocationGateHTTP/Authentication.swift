@@ -46,7 +46,6 @@ struct AuthenticationMiddleware: RouterMiddleware {
     static let apiKeyHeader = HTTPField.Name("X-API-Key")
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        var context = context
         if let token = Self.token(in: request) {
             if let adminToken, !adminToken.isEmpty, Self.constantTimeEqual(token, adminToken) {
                 context.isAdminToken = true

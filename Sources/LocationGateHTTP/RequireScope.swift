@@ -44,7 +44,6 @@ struct RequireScope: RouterMiddleware {
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        var context = context
         do {
             switch caller {
             case .key(let requirement):

@@ -46,8 +46,8 @@ struct AccessLogMiddlewareTests {
         let middleware = AccessLogMiddleware(write: { lines.append($0) })
         let appID = UUID()
         let response = try await middleware.handle(Self.request(), context: Self.context(route: Self.template)) { _, context in
-            // The key middleware of a route group sets the identity on its own copy.
-            var inner = context
+            // The key middleware of a route group sets the identity on a copy of the context.
+            let inner = context
             inner.identity = APIIdentity(keyID: UUID(), appID: appID, scope: .read)
             #expect(inner.identity?.appID == appID)
             return Response(status: .ok, body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"status":"notDetermined"}"#)))

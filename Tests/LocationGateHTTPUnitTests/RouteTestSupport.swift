@@ -51,7 +51,6 @@ struct StubKeys: RouterMiddleware {
     typealias Context = AppRequestContext
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        var context = context
         if let header = request.headers[.authorization], header.hasPrefix("Bearer "),
            let scope = KeyScope(rawValue: String(header.dropFirst("Bearer ".count))) {
             context.identity = APIIdentity(keyID: UUID(), appID: RouteTestSupport.appID, scope: scope)

@@ -18,7 +18,6 @@ struct DashboardSessionMiddleware: RouterMiddleware {
         else {
             return DashboardRoutes.toSignIn()
         }
-        var context = context
         context.identity = identity
         return try await next(request, context)
     }

@@ -60,7 +60,6 @@ public struct IndexedRouterResponder: HTTPResponder {
         }
         // What `RouterResponder` does once its trie found the route, the parameters kept in
         // the index's form (`pathParameter(_:)` reads either).
-        var context = context
         do {
             context.indexedParameters = match.parameters
             context.coreContext.endpointPath.value = match.route.path
