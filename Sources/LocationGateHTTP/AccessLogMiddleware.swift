@@ -18,8 +18,9 @@ import LocationGateService
 ///
 /// Added first, outside `ErrorBodyMiddleware`, so that it sees the status of every answer,
 /// errors and unmatched paths included. The app is found further in (by the key middleware of
-/// a route group): it reaches this middleware through the facts every copy of the request's
-/// context shares (`AppRequestContext.identity`), read once the handler has answered.
+/// a route group, or the dashboard's session middleware): it reaches this middleware through
+/// the facts every copy of the request's context shares (`AppRequestContext.identity`), read
+/// once the handler has answered or failed.
 struct AccessLogMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
 

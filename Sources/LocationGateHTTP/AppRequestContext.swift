@@ -10,9 +10,9 @@ import Synchronization
 /// shares, and set through `nonmutating` setters. So a middleware hands the next one the
 /// context it was given, not a mutated copy of its own: a copy retains every reference the
 /// context holds (Hummingbird's core storage: the logger, the parameters, the endpoint path;
-/// the channel) and its end releases them, and a gate or an append made three. And a value
-/// set further in reaches the middleware outside it: the access log reads the app of the key
-/// found after it.
+/// the channel) and its end releases them, and a gate or an append went through three such
+/// copies. And a value set further in reaches the middleware outside it: the access log reads
+/// the app of the key found after it.
 public struct AppRequestContext: RequestContext, RemoteAddressRequestContext {
     public var coreContext: CoreRequestContextStorage
     private let facts = RequestFacts()

@@ -92,12 +92,30 @@ struct AccessLogMiddlewareTests {
         #expect(lines.all.allSatisfy { !$0.contains("u-4711") })
     }
 
-    @Test("A push stream is logged when it ends, its duration covering it")
+    @Test("A key found before a refusal is logged with the refusal: a 403 names the app of the key that was refused")
+    func refusedKey() async throws {
+        let lines = Lines()
+        let middleware = AccessLogMiddleware(write: { lines.append($0) })
+        let appID = UUID()
+        await #expect(throws: APIError.self) {
+            _ = try await middleware.handle(Self.request(.post, path: "/v1/events"), context: Self.context(route: "/v1/events")) { _, context in
+                context.identity = APIIdentity(keyID: UUID(), appID: appID, scope: .read)
+                throw APIError(.forbidden, "a key with scope read may not do this")
+            }
+        }
+        let line = try #require(lines.objects.first)
+        #expect(line["status"] as? Int == 403)
+        #expect(line["appId"] as? String == appID.uuidString.lowercased())
+    }
+
+    @Test("A push stream is logged when it ends, its duration covering it, with the app of its key")
     func stream() async throws {
         let lines = Lines()
         let middleware = AccessLogMiddleware(write: { lines.append($0) })
-        let response = try await middleware.handle(Self.request(path: "/v1/changes"), context: Self.context(route: "/v1/changes")) { _, _ in
-            Response(status: .ok, body: ResponseBody { writer in
+        let appID = UUID()
+        let response = try await middleware.handle(Self.request(path: "/v1/changes"), context: Self.context(route: "/v1/changes")) { _, context in
+            context.identity = APIIdentity(keyID: UUID(), appID: appID, scope: .read)
+            return Response(status: .ok, body: ResponseBody { writer in
                 try await writer.write(ByteBuffer(string: "data: 1\n\n"))
                 try await Task.sleep(for: .milliseconds(50))
                 try await writer.finish(nil)
@@ -108,6 +126,7 @@ struct AccessLogMiddlewareTests {
         let line = try #require(lines.objects.first)
         #expect(line["route"] as? String == "/v1/changes" && line["status"] as? Int == 200)
         #expect((line["durationMs"] as? Double).map { $0 >= 50 } == true, "\(line)")
+        #expect(line["appId"] as? String == appID.uuidString.lowercased())
     }
 
     @Test("A line is the same JSON whatever is in it: ids in lower case, keys in byte order")
