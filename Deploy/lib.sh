@@ -189,13 +189,15 @@ floor_tables() {
 
 # measured_product PRODUCT OVERRIDE: the build of PRODUCT a measurement or a check runs: the
 # path in OVERRIDE when set (another build, such as an earlier commit's for a before-and-after in
-# one sitting, or the debug build CI has made), else this tree's release build.
+# one sitting, or the debug build CI has made), else this tree's release build, built here (and
+# said so on standard error).
 measured_product() {
     local product="$1" override="$2"
     if [ -n "$override" ]; then
         echo "$override"
         return
     fi
+    log "building $product (release)"
     run_quiet swift build -c release --product "$product" || return 1
     echo "$(swift build -c release --show-bin-path)/$product"
 }
