@@ -46,9 +46,13 @@ extension PostgresError {
         sqlState == "23514" && (constraint ?? "").isEmpty
     }
 
-    /// A concurrent append stored the same event id first (each partition names its own
-    /// unique index `..._app_id_event_id_key`): appending again answers it as a duplicate.
-    public var isEventIDRace: Bool {
-        isUniqueViolation && (constraint?.hasSuffix("app_id_event_id_key") ?? false)
+    /// An append raced another writer to a row its reads had found absent: a concurrent append
+    /// stored the same event id first (each partition names its own unique index
+    /// `..._app_id_event_id_key`), or a replay's rebuild wrote a device state the append
+    /// inserts without `ON CONFLICT`. Appending again reads what is stored: the event is
+    /// answered as a duplicate, the state is upserted.
+    public var isAppendRace: Bool {
+        isUniqueViolation
+            && ((constraint?.hasSuffix("app_id_event_id_key") ?? false) || constraint == "device_states_pkey" || constraint == "streams_pkey")
     }
 }

@@ -48,8 +48,8 @@ public struct EventLog: Sendable {
     }
 
     /// The blocking append, for callers that already hold a connection. Runs the transaction
-    /// again, at most twice, when a concurrent append of the same id won the race (the caller
-    /// then sees the stored result) or when no partition took the events yet (after creating
+    /// again, at most twice, when another writer stored a row its reads found absent first
+    /// (`isAppendRace`: the caller then sees the stored result) or when no partition took the events yet (after creating
     /// the partitions ahead).
     public static func append(
         appID: UUID, events: [NewEvent], projector: (any AppendProjector)?, origin: String? = nil, on connection: PostgresConnection
@@ -61,7 +61,7 @@ public struct EventLog: Sendable {
                 return try connection.transaction { connection in
                     try appendInTransaction(appID: appID, events: events, projector: projector, origin: origin, on: connection)
                 }
-            } catch let error as PostgresError where error.isEventIDRace && attempt < 3 {
+            } catch let error as PostgresError where error.isAppendRace && attempt < 3 {
                 continue
             } catch let error as PostgresError where error.isMissingPartition && attempt < 3 {
                 _ = try ensurePartitions(on: connection)
@@ -169,14 +169,30 @@ public struct EventLog: Sendable {
         //    limit.
         let heads = appends.map { ($0.stream, $0.events.last?.version ?? $0.previousVersion) }
         let payloads = StreamChange.payloads(heads.map { StreamChange(stream: $0.0, version: $0.1) }, origin: origin)
+        // A stream with no head yet (read under its lock, and only appends write heads) gets a
+        // plain INSERT: PostgreSQL spends about half as much on it as on an upsert's
+        // speculative insertion. The heads that move are upserted.
+        let fresh = appends.indices.filter { appends[$0].previousVersion == 0 }
+        var written = heads
+        if !fresh.isEmpty && fresh.count < heads.count {
+            try connection.send(
+                """
+                INSERT INTO streams (app_id, user_id, device_id, version)
+                SELECT \(appID), u, d, v
+                FROM unnest(\(PostgresArray(fresh.map { heads[$0].0.userID })), \(PostgresArray(fresh.map { heads[$0].0.deviceID })),
+                            \(PostgresArray(fresh.map { heads[$0].1 }))) AS heads(u, d, v)
+                """)
+            written = appends.indices.filter { appends[$0].previousVersion != 0 }.map { heads[$0] }
+        }
+        let conflict = fresh.count == heads.count ? "" : "ON CONFLICT (app_id, user_id, device_id) DO UPDATE SET version = excluded.version"
         try connection.send(
             """
             WITH moved AS (
                 INSERT INTO streams (app_id, user_id, device_id, version)
                 SELECT \(appID), u, d, v
-                FROM unnest(\(PostgresArray(heads.map { $0.0.userID })), \(PostgresArray(heads.map { $0.0.deviceID })),
-                            \(PostgresArray(heads.map { $0.1 }))) AS heads(u, d, v)
-                ON CONFLICT (app_id, user_id, device_id) DO UPDATE SET version = excluded.version
+                FROM unnest(\(PostgresArray(written.map { $0.0.userID })), \(PostgresArray(written.map { $0.0.deviceID })),
+                            \(PostgresArray(written.map { $0.1 }))) AS heads(u, d, v)
+                \(unescaped: conflict)
                 RETURNING 1)
             SELECT (SELECT count(*) FROM moved),
                    (SELECT count(pg_notify(\(notificationChannel), p)) FROM unnest(\(PostgresArray(payloads))) AS p)

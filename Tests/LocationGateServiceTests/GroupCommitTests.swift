@@ -132,6 +132,58 @@ struct GroupCommitTests {
         await pool.close()
     }
 
+    @Test("A device state written without the stream's lock after the append read it absent: the append's insert meets it, and the append runs again as an upsert")
+    func deviceStateRace() async throws {
+        let pool = try await TestDatabase.pool(size: 6)
+        let service = GateService(pool: pool, logger: TestDatabase.logger)
+        let appID = try await TestDatabase.makeApp(pool)
+        func submission(_ device: String, _ event: LocationEvent) -> EventSubmission {
+            EventSubmission(id: UUID(), userId: "u", deviceId: device, occurredAt: Date(timeIntervalSince1970: 1_795_341_600), event: event)
+        }
+        // One request with a device the log has and one it has not: an insert and an upsert.
+        _ = try await service.ingest(appID: appID, submissions: [submission("known", .authorizationRequested(.whenInUse))])
+        let mixed = try await service.ingest(appID: appID, submissions: [
+            submission("known", .promptResponded(.allowWhileUsing)), submission("new", .authorizationRequested(.whenInUse)),
+        ])
+        #expect(mixed.map(\.version) == [2, 1])
+        // A replay's rebuild writes device states without the streams' locks: its uncommitted
+        // row is invisible to the append's read, so the append inserts the device and waits on
+        // the row's unique index entry until the rebuild commits.
+        let written = TestLatch(), release = TestLatch()
+        defer { release.raise() }
+        let blocker = try await TestDatabase.pool(size: 1)
+        let rebuild = Task {
+            try await blocker.transaction { connection in
+                try connection.query(
+                    """
+                    INSERT INTO device_states (app_id, user_id, device_id, version, state, status, provisional, milestones)
+                    VALUES (\(appID), 'u', 'raced', 0, \(DeviceState().storedJSON)::jsonb, \(DeviceState().status.rawValue), false, 0)
+                    """)
+                written.raise()
+                release.block()
+            }
+        }
+        #expect(try await waitUntil { written.isRaised })
+        let attempted = service.committer.requestsAttempted
+        let append = Task { try await service.ingest(appID: appID, submissions: [submission("raced", .authorizationRequested(.always))]) }
+        #expect(try await waitUntil {
+            try await pool.query("SELECT count(*) FROM pg_locks WHERE locktype = 'transactionid' AND NOT granted")
+                .first?.decode(0, as: Int64.self) == 1
+        })
+        release.raise()
+        try await rebuild.value
+        let results = try await append.value
+        #expect(results.map(\.version) == [1])
+        #expect(service.committer.requestsAttempted - attempted == 2, "the append ran once, refused by the unique index, and again")
+        let rows = try await pool.query(
+            "SELECT device_id, version, status FROM device_states WHERE app_id = \(appID) ORDER BY device_id")
+        let stored = try rows.map { "\(try $0.decode(0, as: String.self)) \(try $0.decode(1, as: Int64.self)) \(try $0.decode(2, as: String.self))" }
+        #expect(stored == ["known 2 authorizedWhenInUse", "new 1 notDetermined", "raced 1 notDetermined"])
+        #expect(try await service.log.version(of: StreamKey(appID: appID, userID: "u", deviceID: "raced")) == 1)
+        await blocker.close()
+        await pool.close()
+    }
+
     /// Holds a stream's append lock in another transaction until `release` is raised, and
     /// returns once a group of `service` waits for it: the requests made after that queue. The
     /// stuck append notes whether the lock had been let go when it was acknowledged.

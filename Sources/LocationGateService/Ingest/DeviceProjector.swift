@@ -71,7 +71,8 @@ final class DeviceProjector: AppendProjector {
         }
         // Each new state's stored form is made once, for its row and its count.
         let texts = written.map(\.state.storedJSON)
-        try DeviceStateStore.save(appID: appID, written, texts: texts, on: connection)
+        // A device the read found no row for is inserted without `ON CONFLICT` (`save`).
+        try DeviceStateStore.save(appID: appID, written, texts: texts, absent: written.map { current[$0.key] == nil }, on: connection)
         try DeviceStateStore.count(appID: appID, written, texts: texts, replacing: current, on: connection)
         projected.withLock { $0 = (written.map { ($0.key, $0.version, $0.state) }, outcomesByIndex) }
         return outcomes

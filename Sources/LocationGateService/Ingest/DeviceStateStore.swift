@@ -61,11 +61,42 @@ public enum DeviceStateStore {
         }
     }
 
-    /// Upserts devices of one app. `texts` are their states' stored forms when the caller has
+    /// Writes devices of one app. `texts` are their states' stored forms when the caller has
     /// made them already (the append, which counts them too).
-    public static func save(appID: UUID, _ devices: [Row], texts: [String]? = nil, on connection: PostgresConnection) throws {
+    ///
+    /// `absent` (in `devices`' order) marks the devices the caller read as having no row, under
+    /// their streams' locks: they are inserted with a plain `INSERT`, which costs PostgreSQL
+    /// about half of an `ON CONFLICT` upsert's speculative insertion; the others, and all of them
+    /// when `absent` is nil, are upserted. A row that appeared since the read (a replay's rebuild
+    /// writes states without the streams' locks) fails the plain insert with a unique
+    /// violation, and the append runs again and reads it.
+    public static func save(
+        appID: UUID, _ devices: [Row], texts: [String]? = nil, absent: [Bool]? = nil, on connection: PostgresConnection
+    ) throws {
         guard !devices.isEmpty else { return }
         let texts = texts ?? devices.map(\.state.storedJSON)
+        guard let absent, absent.contains(true) else {
+            return try write(appID: appID, devices, texts: texts, upsert: true, on: connection)
+        }
+        guard absent.contains(false) else {
+            return try write(appID: appID, devices, texts: texts, upsert: false, on: connection)
+        }
+        for upsert in [false, true] {
+            let indices = devices.indices.filter { absent[$0] != upsert }
+            try write(appID: appID, indices.map { devices[$0] }, texts: indices.map { texts[$0] }, upsert: upsert, on: connection)
+        }
+    }
+
+    /// One statement writing `devices` (inserted, or upserted keeping the newer version).
+    private static func write(appID: UUID, _ devices: [Row], texts: [String], upsert: Bool, on connection: PostgresConnection) throws {
+        let conflict = upsert ? """
+            ON CONFLICT (app_id, user_id, device_id) DO UPDATE SET
+                version = excluded.version, state = excluded.state, status = excluded.status,
+                provisional = excluded.provisional, platform = excluded.platform, os_major = excluded.os_major,
+                app_version = excluded.app_version, milestones = excluded.milestones, install_id = excluded.install_id,
+                updated_at = now()
+            WHERE device_states.version <= excluded.version
+            """ : ""
         // Queued with the append's other writes (`send`): one round trip at COMMIT.
         try connection.send(
             """
@@ -81,12 +112,7 @@ public enum DeviceStateStore {
                         \(PostgresArray(devices.map { Int64($0.milestones.rawValue) })),
                         \(PostgresArray(devices.map { $0.state.installID }, typeOID: PostgresType.textArray)))
                 AS n(u, d, v, s, st, p, pl, om, av, m, ii)
-            ON CONFLICT (app_id, user_id, device_id) DO UPDATE SET
-                version = excluded.version, state = excluded.state, status = excluded.status,
-                provisional = excluded.provisional, platform = excluded.platform, os_major = excluded.os_major,
-                app_version = excluded.app_version, milestones = excluded.milestones, install_id = excluded.install_id,
-                updated_at = now()
-            WHERE device_states.version <= excluded.version
+            \(unescaped: conflict)
             """)
     }
 

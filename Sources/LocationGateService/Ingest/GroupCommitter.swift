@@ -244,9 +244,10 @@ final class GroupCommitter: Sendable {
         return .other
     }
 
-    /// A retry of an event id raced another group: appending again answers it as a duplicate.
+    /// A retry of an event id raced another group, or a replay's rebuild wrote a device state
+    /// the group inserted (`PostgresError.isAppendRace`): appending again reads what is stored.
     private static func isUniqueRace(_ error: any Error) -> Bool {
-        (error as? PostgresError)?.isUniqueViolation == true
+        (error as? PostgresError)?.isAppendRace == true
     }
 
     /// The log outran its partitions.
