@@ -13,7 +13,9 @@ import PostgresClient
 /// stream, or throws `EventLogError.rejected` to roll back the whole batch.
 public protocol AppendProjector: Sendable {
     /// The statement reading what `project` needs of these streams (all of the batch's, locked),
-    /// or nil when it reads nothing.
+    /// or nil when it reads nothing. Called once at the start of every attempt of the append
+    /// (`EventLog.append` runs the transaction again after a race): a projector that keeps
+    /// what it projected forgets an earlier, rolled-back attempt's here.
     func read(_ streams: [StreamKey]) -> PostgresQuery?
     /// `read` holds the rows of `read(_:)`'s statement (nil when it had none).
     func project(_ appends: [StreamAppend], read: PostgresRows?, on connection: PostgresConnection) throws -> [[String?]]

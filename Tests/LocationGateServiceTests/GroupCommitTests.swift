@@ -184,7 +184,31 @@ struct GroupCommitTests {
         await pool.close()
     }
 
-    /// Holds a stream's append lock in another transaction until `release` is raised, and
+    @Test("An attempt of an append starts at the projector's read: what a rolled-back attempt projected is not handed to the cache or the answer")
+    func projectorForgetsRolledBackAttempt() async throws {
+        let pool = try await TestDatabase.pool(size: 2)
+        let appID = try await TestDatabase.makeApp(pool)
+        let event = LocationEvent.appStateChanged(.foreground, backgroundIndicator: false)
+        let projector = DeviceProjector(events: [event])
+        let new = NewEvent(
+            id: UUID(), userID: "u", deviceID: "d", type: event.type.rawValue, data: event.dataJSON,
+            occurredAt: Date(timeIntervalSince1970: 1_795_341_600), expectedVersion: nil)
+        struct RolledBack: Error {}
+        await #expect(throws: RolledBack.self) {
+            try await pool.transaction { connection -> Void in
+                _ = try EventLog.appendInTransaction(appID: appID, events: [new], projector: projector, on: connection)
+                throw RolledBack()
+            }
+        }
+        #expect(projector.states.count == 1 && projector.outcomes.allSatisfy { $0 != nil })
+        // The next attempt reads first: the rolled-back state and outcome are gone.
+        _ = projector.read([StreamKey(appID: appID, userID: "u", deviceID: "d")])
+        #expect(projector.states.isEmpty && projector.outcomes.allSatisfy { $0 == nil })
+        #expect(try await pool.query("SELECT count(*) FROM device_states WHERE app_id = \(appID)").first?.decode(0, as: Int64.self) == 0)
+        await pool.close()
+    }
+
+
     /// returns once a group of `service` waits for it: the requests made after that queue. The
     /// stuck append notes whether the lock had been let go when it was acknowledged.
     static func holdGroup(

@@ -31,8 +31,11 @@ final class DeviceProjector: AppendProjector {
         projected.withLock { $0.outcomes.isEmpty ? Array(repeating: nil, count: events.count) : $0.outcomes }
     }
 
-    /// The batch's devices as the projection holds them, read with the log's own reads.
+    /// The batch's devices as the projection holds them, read with the log's own reads. An
+    /// attempt of the append starts here: what an earlier attempt projected was rolled back, and
+    /// an attempt that finds every event stored (a retry raced) projects nothing.
     func read(_ streams: [StreamKey]) -> PostgresQuery? {
+        projected.withLock { $0 = ([], []) }
         guard let appID = streams.first?.appID else { return nil }
         return DeviceStateStore.loadQuery(appID: appID, keys: streams)
     }

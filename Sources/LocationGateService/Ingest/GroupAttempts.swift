@@ -23,7 +23,8 @@ struct GroupAttempts<Success> {
     enum Failure: Equatable {
         /// The request at `position` of the attempt's requests had an event refused.
         case refused(position: Int)
-        /// A unique violation: a retry raced another group with the same event id.
+        /// A unique violation: a retry raced another group with the same event id, or a replay's
+        /// rebuild wrote a device state the group inserted (`PostgresError.isAppendRace`).
         case uniqueRace
         /// The log has no partition for the new positions.
         case missingPartition
