@@ -46,13 +46,10 @@ extension PostgresError {
         sqlState == "23514" && (constraint ?? "").isEmpty
     }
 
-    /// An append raced another writer to a row its reads had found absent: a concurrent append
-    /// stored the same event id first (each partition names its own unique index
-    /// `..._app_id_event_id_key`), or a replay's rebuild wrote a device state the append
-    /// inserts without `ON CONFLICT`. Appending again reads what is stored: the event is
-    /// answered as a duplicate, the state is upserted.
-    public var isAppendRace: Bool {
-        isUniqueViolation
-            && ((constraint?.hasSuffix("app_id_event_id_key") ?? false) || constraint == "device_states_pkey" || constraint == "streams_pkey")
-    }
+    /// An append raced another writer to a row its reads had found absent. An append inserts
+    /// what its reads (under the streams' locks) found missing: the events (a concurrent retry
+    /// may store the same id first, in another partition) and, without `ON CONFLICT`, the
+    /// stream heads and a projection's rows (a projection's rebuild may write one meanwhile).
+    /// Any unique violation is such a race; appending again reads what is stored.
+    public var isAppendRace: Bool { isUniqueViolation }
 }

@@ -49,8 +49,8 @@ public struct EventLog: Sendable {
 
     /// The blocking append, for callers that already hold a connection. Runs the transaction
     /// again, at most twice, when another writer stored a row its reads found absent first
-    /// (`isAppendRace`: the caller then sees the stored result) or when no partition took the events yet (after creating
-    /// the partitions ahead).
+    /// (`isAppendRace`: the caller then sees the stored result) or when no partition took the
+    /// events yet (after creating the partitions ahead).
     public static func append(
         appID: UUID, events: [NewEvent], projector: (any AppendProjector)?, origin: String? = nil, on connection: PostgresConnection
     ) throws -> [AppendResult] {
@@ -172,19 +172,20 @@ public struct EventLog: Sendable {
         // A stream with no head yet (read under its lock, and only appends write heads) gets a
         // plain INSERT: PostgreSQL spends about half as much on it as on an upsert's
         // speculative insertion. The heads that move are upserted.
-        let fresh = appends.indices.filter { appends[$0].previousVersion == 0 }
-        var written = heads
-        if !fresh.isEmpty && fresh.count < heads.count {
+        let fresh = heads.indices.filter { appends[$0].previousVersion == 0 }.map { heads[$0] }
+        let moving = heads.indices.filter { appends[$0].previousVersion != 0 }.map { heads[$0] }
+        if !fresh.isEmpty && !moving.isEmpty {
             try connection.send(
                 """
                 INSERT INTO streams (app_id, user_id, device_id, version)
                 SELECT \(appID), u, d, v
-                FROM unnest(\(PostgresArray(fresh.map { heads[$0].0.userID })), \(PostgresArray(fresh.map { heads[$0].0.deviceID })),
-                            \(PostgresArray(fresh.map { heads[$0].1 }))) AS heads(u, d, v)
+                FROM unnest(\(PostgresArray(fresh.map { $0.0.userID })), \(PostgresArray(fresh.map { $0.0.deviceID })),
+                            \(PostgresArray(fresh.map { $0.1 }))) AS heads(u, d, v)
                 """)
-            written = appends.indices.filter { appends[$0].previousVersion != 0 }.map { heads[$0] }
         }
-        let conflict = fresh.count == heads.count ? "" : "ON CONFLICT (app_id, user_id, device_id) DO UPDATE SET version = excluded.version"
+        // The statement that notifies writes the moving heads, or the new ones when none moves.
+        let written = moving.isEmpty ? fresh : moving
+        let conflict = moving.isEmpty ? "" : "ON CONFLICT (app_id, user_id, device_id) DO UPDATE SET version = excluded.version"
         try connection.send(
             """
             WITH moved AS (

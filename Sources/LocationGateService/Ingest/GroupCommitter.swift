@@ -244,8 +244,8 @@ final class GroupCommitter: Sendable {
         return .other
     }
 
-    /// A retry of an event id raced another group, or a replay's rebuild wrote a device state
-    /// the group inserted (`PostgresError.isAppendRace`): appending again reads what is stored.
+    /// Another writer stored a row the group's reads found absent (`PostgresError.isAppendRace`):
+    /// a retry of an event id, or a device state a replay's rebuild wrote. Appending again reads it.
     private static func isUniqueRace(_ error: any Error) -> Bool {
         (error as? PostgresError)?.isAppendRace == true
     }
