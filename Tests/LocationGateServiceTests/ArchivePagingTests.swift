@@ -114,7 +114,7 @@ struct ArchivePagingTests {
             let events = try await Self.events(pool, appID)
             let previous = try await Self.snapshots(pool, appID)
             let devices = try await ReplayTests.rows(pool, appID)
-            let analytics = try AnalyticsRowsJSON.json(try await service.analytics(prompts))
+            let analytics = try AnalyticsRowsJSON.json(try await service.countedAnalytics(prompts))
 
             let report = try await archive.archive(before: Date().addingTimeInterval(86_400), into: directory, pageSize: pageSize)
             #expect(!report.partitions.isEmpty && report.events > 2 * pageSize, "\(report)")
@@ -145,7 +145,7 @@ struct ArchivePagingTests {
             let rebuilt = try await replay.rebuild()
             #expect(rebuilt.rejected.isEmpty)
             #expect(try await ReplayTests.rows(pool, appID) == devices, "a rebuild from the boundary gives the same devices")
-            #expect(try AnalyticsRowsJSON.json(try await service.analytics(prompts)) == analytics, "and the same analytics")
+            #expect(try AnalyticsRowsJSON.json(try await service.countedAnalytics(prompts)) == analytics, "and the same analytics")
         }
         await pool.close()
     }

@@ -63,7 +63,7 @@ struct ErasurePagingTests {
     /// The prompts answered per app version, as `GET /v1/analytics/prompts?groupBy=appVersion`.
     static func answeredByVersion(_ service: GateService, _ appID: UUID) async throws -> [String: Double] {
         var answered: [String: Double] = [:]
-        for row in try await service.analytics(AnalyticsQuery(kind: .prompts, appID: appID, groupBy: [.appVersion])) {
+        for row in try await service.countedAnalytics(AnalyticsQuery(kind: .prompts, appID: appID, groupBy: [.appVersion])) {
             let fields = Dictionary(row, uniquingKeysWith: { first, _ in first })
             guard case .string(let version)? = fields["appVersion"], case .number(let count)? = fields["answered"] else { continue }
             answered[version, default: 0] += count
@@ -87,7 +87,7 @@ struct ErasurePagingTests {
         for index in 1...3 { submissions += Self.device(person, "small-\(index)", count: 3) }
         submissions += Self.device("someone-else", "phone", count: 5)
         try await Self.ingest(service, appID, submissions)
-        let prompts = try AnalyticsRowsJSON.json(try await service.analytics(AnalyticsQuery(kind: .prompts, appID: appID)))
+        let prompts = try AnalyticsRowsJSON.json(try await service.countedAnalytics(AnalyticsQuery(kind: .prompts, appID: appID)))
 
         let erasure = try await service.requestErasure(appID: appID, userID: person, actor: .cli)
         var steps = 0
@@ -132,7 +132,7 @@ struct ErasurePagingTests {
         #expect(try await Self.count(pool, "SELECT count(*) FROM erasure_devices") == 0)
         #expect(try await Self.count(pool, "SELECT count(*) FROM erasure_work") == 0)
         #expect(try await Self.count(pool, "SELECT count(*) FROM events WHERE user_id = 'someone-else'") == 5)
-        #expect(try AnalyticsRowsJSON.json(try await service.analytics(AnalyticsQuery(kind: .prompts, appID: appID))) == prompts)
+        #expect(try AnalyticsRowsJSON.json(try await service.countedAnalytics(AnalyticsQuery(kind: .prompts, appID: appID))) == prompts)
         try await Self.verify(pool, appID)
         await pool.close()
     }

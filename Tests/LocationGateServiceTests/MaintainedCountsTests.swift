@@ -42,7 +42,7 @@ struct MaintainedCountsTests {
 
         // Statuses by platform, OS major and app version: device_states counted directly.
         let query = AnalyticsQuery(kind: .statuses, appID: appID, groupBy: [.platform, .osMajor, .appVersion])
-        let statuses = try await service.analytics(query).map { row in
+        let statuses = try await service.countedAnalytics(query).map { row in
             row.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
         }
         let direct = try await pool.query(
@@ -75,7 +75,7 @@ struct MaintainedCountsTests {
         }
 
         // Prompts by week read analytics_days; the rollups summed by week give the same.
-        let byWeek = try await service.analytics(AnalyticsQuery(kind: .prompts, appID: appID, groupBy: [.week]))
+        let byWeek = try await service.countedAnalytics(AnalyticsQuery(kind: .prompts, appID: appID, groupBy: [.week]))
         let shownByWeek = Dictionary(byWeek.map { row in
             (Self.text(row, "week"), row.reduce(0.0) { $1.0 == "shown" ? $0 + (Self.number($1.1)) : $0 })
         }, uniquingKeysWith: +)

@@ -31,11 +31,11 @@ struct ReplayTests {
 
         let inline = try await Self.rows(pool, appID)
         let prompts = AnalyticsQuery(kind: .prompts, appID: appID, groupBy: [.day, .platform])
-        let inlinePrompts = try AnalyticsRowsJSON.json(try await service.analytics(prompts))
+        let inlinePrompts = try AnalyticsRowsJSON.json(try await service.countedAnalytics(prompts))
         let rebuilt = try await replay.rebuild()
         #expect(rebuilt.events == appended && rebuilt.devices.count == 300 && rebuilt.rejected.isEmpty)
         #expect(try await Self.rows(pool, appID) == inline, "rebuild gives exactly the inline projection")
-        #expect(try AnalyticsRowsJSON.json(try await service.analytics(prompts)) == inlinePrompts, "rebuilt rollups count the same")
+        #expect(try AnalyticsRowsJSON.json(try await service.countedAnalytics(prompts)) == inlinePrompts, "rebuilt rollups count the same")
         if observationsOnly {
             let rows = (try JSONSerialization.jsonObject(with: inlinePrompts) as? [String: Any])?["rows"] as? [[String: Any]] ?? []
             let inferred = rows.reduce(0) { $0 + ($1["inferred"] as? Int ?? 0) }
