@@ -104,7 +104,16 @@ def wait_healthy(seconds=120):
         leaders = [m for m in current if m["role"] == "leader" and m["state"] == "running"]
         standbys = [m for m in current if m["role"] in ("replica", "sync_standby") and m["state"] in ("streaming", "running")]
         if len(leaders) == 1 and len(standbys) == 2 and any(m["role"] == "sync_standby" for m in current):
-            return True
+            # Patroni calls a replica "running" once it accepts connections, which a standby
+            # replaying its own WAL does without a WAL receiver: the leader must see both stream.
+            try:
+                streaming = psql(PG[int(leaders[0]["name"][2:]) - 1],
+                                 "SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'",
+                                 database="postgres", seconds=5)
+            except subprocess.CalledProcessError:
+                streaming = "0"
+            if streaming == "2":
+                return True
         time.sleep(0.5)
     return False
 
@@ -127,7 +136,12 @@ def start_patroni(args, index):
         command = ["runuser", "-u", "postgres", "--"] + command
     # From the state directory (postgres owns it): Patroni's workers chdir to the directory
     # they inherit, and the clone may be one postgres cannot enter.
-    wrapper = subprocess.Popen(command, stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True, cwd=args.dir)
+    # Nothing of the checks' environment: Patroni hands its own to PostgreSQL, and libpq prefers
+    # PGPASSWORD (the checks' superuser password) to primary_conninfo's passfile, so a node
+    # started with it signs its WAL receiver in as replicator with the wrong password.
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("LOCGATE_CLUSTER_", "PG"))}
+    wrapper = subprocess.Popen(command, env=env, stdout=log, stderr=log, stdin=subprocess.DEVNULL,
+                               start_new_session=True, cwd=args.dir)
     pid = wrapper.pid
     for _ in range(50):
         children = subprocess.run(["pgrep", "-P", str(wrapper.pid)], capture_output=True, text=True).stdout.split()
