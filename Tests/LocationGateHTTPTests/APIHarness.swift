@@ -54,7 +54,9 @@ enum APIHarness {
         let app = Application(router: router, logger: TestDatabase.logger)
         do {
             try await app.test(.router) { client in
-                let api = APIClient(client: client)
+                let api = APIClient(client: client) {
+                    _ = try await AnalyticsRollup(pool: pool, logger: TestDatabase.logger).waitForInFlightCommits(patience: .seconds(120))
+                }
                 try await body(api, service, pool)
             }
         } catch {
@@ -80,10 +82,19 @@ struct Reply: @unchecked Sendable {
 /// HTTP calls with JSON bodies and keys.
 struct APIClient: Sendable {
     let client: any TestClientProtocol
+    /// Run before each analytics read (`GET /v1/analytics/...`, the dashboard's pages): waits
+    /// until every append acknowledged so far is readable in global order. A request waits two
+    /// seconds for that and then counts what is readable (by design), and in a test run other
+    /// tests hold transactions open in their own databases of the cluster, which hold the
+    /// horizon back for longer; a test comparing exact counts must not depend on that.
+    var settle: (@Sendable () async throws -> Void)? = nil
 
     func call(
         _ method: HTTPRequest.Method, _ path: String, key: String? = nil, json: String? = nil, headers: HTTPFields = [:]
     ) async throws -> Reply {
+        if method == .get, path.hasPrefix("/v1/analytics") || path.hasPrefix("/dashboard"), let settle {
+            try await settle()
+        }
         var fields = headers
         if let key { fields[.authorization] = "Bearer \(key)" }
         if json != nil { fields[.contentType] = "application/json" }

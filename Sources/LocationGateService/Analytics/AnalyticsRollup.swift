@@ -163,15 +163,7 @@ public final class AnalyticsRollup: Service, Sendable {
     @discardableResult
     public func catchUp(pageSize: Int = 5000, waitForInFlightCommits: Bool = false, patience: Duration = .seconds(2)) async throws -> Int {
         if waitForInFlightCommits {
-            let target = try await pool.query("SELECT pg_snapshot_xmax(pg_current_snapshot())::text").first?.decode(0, as: String.self) ?? "0"
-            let deadline = ContinuousClock.now + patience
-            var backoff = PollBackoff()
-            while ContinuousClock.now < deadline {
-                let passed = try await pool.query(
-                    "SELECT pg_snapshot_xmin(pg_current_snapshot()) >= \(target)::xid8").first?.decode(0, as: Bool.self) ?? true
-                if passed { break }
-                try await Task.sleep(for: backoff.next() ?? .milliseconds(100))
-            }
+            try await self.waitForInFlightCommits(patience: patience)
         }
         var total = 0
         // The lock is tried, never waited for on a pooled connection: a `replay` holds it for
@@ -190,6 +182,24 @@ public final class AnalyticsRollup: Service, Sendable {
             }
             total += counted
             if counted < pageSize { return total }
+        }
+    }
+
+    /// Waits, for at most `patience`, until every transaction running at the call has ended
+    /// (PostgreSQL's, in any database of the cluster: the global order's horizon is the
+    /// cluster's oldest running transaction), so that every append acknowledged before the call
+    /// is readable in global order; returns whether they all had.
+    @discardableResult
+    public func waitForInFlightCommits(patience: Duration) async throws -> Bool {
+        let target = try await pool.query("SELECT pg_snapshot_xmax(pg_current_snapshot())::text").first?.decode(0, as: String.self) ?? "0"
+        let deadline = ContinuousClock.now + patience
+        var backoff = PollBackoff()
+        while true {
+            let passed = try await pool.query(
+                "SELECT pg_snapshot_xmin(pg_current_snapshot()) >= \(target)::xid8").first?.decode(0, as: Bool.self) ?? true
+            if passed { return true }
+            guard ContinuousClock.now < deadline else { return false }
+            try await Task.sleep(for: backoff.next() ?? .milliseconds(100))
         }
     }
 
