@@ -70,7 +70,7 @@ def psql(port, sql, database="locgate", seconds=30):
     command = ["psql", "-X", "-At", "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "-d", database, "-c", sql]
     deadline = time.monotonic() + seconds
     while True:
-        run = subprocess.run(command, capture_output=True, text=True, timeout=30)
+        run = subprocess.run(command, capture_output=True, text=True, timeout=max(1, min(30, seconds)))
         if run.returncode == 0:
             return run.stdout.strip()
         if time.monotonic() > deadline or not any(text in run.stderr for text in CONNECTION_FAILURES):
@@ -110,7 +110,7 @@ def wait_healthy(seconds=120):
                 streaming = psql(PG[int(leaders[0]["name"][2:]) - 1],
                                  "SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'",
                                  database="postgres", seconds=5)
-            except subprocess.CalledProcessError:
+            except (subprocess.CalledProcessError, subprocess.TimeoutExpired):
                 streaming = "0"
             if streaming == "2":
                 return True
@@ -136,9 +136,10 @@ def start_patroni(args, index):
         command = ["runuser", "-u", "postgres", "--"] + command
     # From the state directory (postgres owns it): Patroni's workers chdir to the directory
     # they inherit, and the clone may be one postgres cannot enter.
-    # Nothing of the checks' environment: Patroni hands its own to PostgreSQL, and libpq prefers
-    # PGPASSWORD (the checks' superuser password) to primary_conninfo's passfile, so a node
-    # started with it signs its WAL receiver in as replicator with the wrong password.
+    # None of the checks' credentials (PG*, LOCGATE_CLUSTER_*): Patroni hands its environment to
+    # PostgreSQL, and libpq prefers PGPASSWORD (the checks' superuser password) to
+    # primary_conninfo's passfile, so a node started with it signs its WAL receiver in as
+    # replicator with the wrong password.
     env = {key: value for key, value in os.environ.items() if not key.startswith(("LOCGATE_CLUSTER_", "PG"))}
     wrapper = subprocess.Popen(command, env=env, stdout=log, stderr=log, stdin=subprocess.DEVNULL,
                                start_new_session=True, cwd=args.dir)

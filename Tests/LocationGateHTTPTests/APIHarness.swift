@@ -55,7 +55,10 @@ enum APIHarness {
         do {
             try await app.test(.router) { client in
                 let api = APIClient(client: client) {
-                    _ = try await AnalyticsRollup(pool: pool, logger: TestDatabase.logger).waitForInFlightCommits(patience: .seconds(120))
+                    let rollup = AnalyticsRollup(pool: pool, logger: TestDatabase.logger)
+                    let passed = try await rollup.waitForInFlightCommits(patience: .seconds(60))
+                    #expect(passed, "the cluster's oldest writing transaction did not end within 60 s")
+                    try await rollup.catchUp(patience: .seconds(60))
                 }
                 try await body(api, service, pool)
             }
@@ -82,17 +85,22 @@ struct Reply: @unchecked Sendable {
 /// HTTP calls with JSON bodies and keys.
 struct APIClient: Sendable {
     let client: any TestClientProtocol
-    /// Run before each analytics read (`GET /v1/analytics/...`, the dashboard's pages): waits
-    /// until every append acknowledged so far is readable in global order. A request waits two
-    /// seconds for that and then counts what is readable (by design), and in a test run other
-    /// tests hold transactions open in their own databases of the cluster, which hold the
-    /// horizon back for longer; a test comparing exact counts must not depend on that.
+    /// Run before each read of counted analytics (`GET /v1/analytics/...` and the dashboard's
+    /// pages of figures): waits until every append acknowledged so far is readable in global
+    /// order, then counts it. A request waits two seconds for each of those and then answers
+    /// with what is counted (by design), and in a test run other tests hold writing
+    /// transactions in their own databases of the cluster (holding the horizon back) and count
+    /// large ingests in the shared one (holding the rollup's lock) for longer; a test comparing
+    /// exact counts must not depend on that.
     var settle: (@Sendable () async throws -> Void)? = nil
+    /// The dashboard's pages that show counted figures.
+    static let analyticsPages: Set<String> = ["/dashboard", "/dashboard/prompts", "/dashboard/escalation", "/dashboard/settings"]
 
     func call(
         _ method: HTTPRequest.Method, _ path: String, key: String? = nil, json: String? = nil, headers: HTTPFields = [:]
     ) async throws -> Reply {
-        if method == .get, path.hasPrefix("/v1/analytics") || path.hasPrefix("/dashboard"), let settle {
+        let route = path.split(separator: "?", maxSplits: 1).first.map(String.init) ?? path
+        if method == .get, route.hasPrefix("/v1/analytics/") || Self.analyticsPages.contains(route), let settle {
             try await settle()
         }
         var fields = headers
