@@ -185,10 +185,11 @@ public final class AnalyticsRollup: Service, Sendable {
         }
     }
 
-    /// Waits, for at most `patience`, until every writing transaction running at the call has
-    /// ended (PostgreSQL's, in any database of the cluster: the global order's horizon is the
-    /// cluster's oldest running transaction that has written), so that every append
-    /// acknowledged before the call is readable in global order; returns whether they all had.
+    /// Waits, for at most `patience`, until every writing transaction older than the newest
+    /// one committed at the call has ended (PostgreSQL's, in any database of the cluster: the
+    /// global order's horizon is the cluster's oldest running transaction that has written), so
+    /// that every append acknowledged before the call is readable in global order; returns
+    /// whether they all had.
     @discardableResult
     public func waitForInFlightCommits(patience: Duration) async throws -> Bool {
         let target = try await pool.query("SELECT pg_snapshot_xmax(pg_current_snapshot())::text").first?.decode(0, as: String.self) ?? "0"
