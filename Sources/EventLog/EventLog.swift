@@ -139,34 +139,11 @@ public struct EventLog: Sendable {
             }
             appends.append(StreamAppend(stream: key, previousVersion: previous, events: planned))
         }
-        // 6. The projection, in the same transaction. Outcomes and versions by batch index are
-        //    arrays: no hashing per event.
-        var outcomes = [String?](repeating: nil, count: events.count)
-        if let projector {
-            let projected = try projector.project(appends, read: projectorRead == nil ? nil : answers[2], on: connection)
-            for (append, streamOutcomes) in zip(appends, projected) {
-                for (planned, outcome) in zip(append.events, streamOutcomes) {
-                    outcomes[planned.index] = outcome
-                }
-            }
-        }
-        // 7. Insert every event in one statement, and move the stream heads. Both are queued
-        //    (`send`): they reach the server with the projection's writes and COMMIT, in one
-        //    round trip.
-        let planned = appends.flatMap(\.events).sorted { $0.index < $1.index }
-        try connection.send(
-            """
-            INSERT INTO events (app_id, user_id, device_id, version, event_id, type, data, occurred_at, outcome)
-            SELECT \(appID), u, d, v, i, t, j, o, r
-            FROM unnest(\(PostgresArray(planned.map { $0.event.userID })), \(PostgresArray(planned.map { $0.event.deviceID })),
-                        \(PostgresArray(planned.map { $0.version })), \(PostgresArray(planned.map { $0.event.id })),
-                        \(PostgresArray(planned.map { $0.event.type })), \(PostgresArray(json: planned.map { $0.event.data })),
-                        \(PostgresArray(planned.map { $0.event.occurredAt })), \(PostgresArray(json: planned.map { outcomes[$0.index] })))
-                AS batch(u, d, v, i, t, j, o, r)
-            """)
-        // 8. In the same statement, tell listeners which streams moved; NOTIFY is delivered at
-        //    commit, never for a rolled-back batch. Payloads stay under PostgreSQL's 8000-byte
-        //    limit.
+        // 6. Move the stream heads, and in the same statement tell listeners which streams
+        //    moved; NOTIFY is delivered at commit, never for a rolled-back batch. Payloads stay
+        //    under PostgreSQL's 8000-byte limit. Nothing here waits for the projection: these
+        //    statements go to the server now (`flush`), and it runs them while the projection
+        //    runs here.
         let heads = appends.map { ($0.stream, $0.events.last?.version ?? $0.previousVersion) }
         let payloads = StreamChange.payloads(heads.map { StreamChange(stream: $0.0, version: $0.1) }, origin: origin)
         // A stream with no head yet (read under its lock, and only appends write heads) gets a
@@ -197,6 +174,33 @@ public struct EventLog: Sendable {
                 RETURNING 1)
             SELECT (SELECT count(*) FROM moved),
                    (SELECT count(pg_notify(\(notificationChannel), p)) FROM unnest(\(PostgresArray(payloads))) AS p)
+            """)
+        try connection.flush()
+        // 7. The projection, in the same transaction. Outcomes and versions by batch index are
+        //    arrays: no hashing per event.
+        var outcomes = [String?](repeating: nil, count: events.count)
+        if let projector {
+            let projected = try projector.project(appends, read: projectorRead == nil ? nil : answers[2], on: connection)
+            for (append, streamOutcomes) in zip(appends, projected) {
+                for (planned, outcome) in zip(append.events, streamOutcomes) {
+                    outcomes[planned.index] = outcome
+                }
+            }
+        }
+        // Its writes go to the server now too, while the insert of the events is built.
+        try connection.flush()
+        // 8. Insert every event in one statement. It is queued (`send`): it reaches the server
+        //    with COMMIT, whose answer ends the pipeline the flushes began.
+        let planned = appends.flatMap(\.events).sorted { $0.index < $1.index }
+        try connection.send(
+            """
+            INSERT INTO events (app_id, user_id, device_id, version, event_id, type, data, occurred_at, outcome)
+            SELECT \(appID), u, d, v, i, t, j, o, r
+            FROM unnest(\(PostgresArray(planned.map { $0.event.userID })), \(PostgresArray(planned.map { $0.event.deviceID })),
+                        \(PostgresArray(planned.map { $0.version })), \(PostgresArray(planned.map { $0.event.id })),
+                        \(PostgresArray(planned.map { $0.event.type })), \(PostgresArray(json: planned.map { $0.event.data })),
+                        \(PostgresArray(planned.map { $0.event.occurredAt })), \(PostgresArray(json: planned.map { outcomes[$0.index] })))
+                AS batch(u, d, v, i, t, j, o, r)
             """)
         var results: [AppendResult] = []
         results.reserveCapacity(events.count)

@@ -16,27 +16,23 @@ extension PostgresConnection {
     /// each of `answered`, in order: reads that do not depend on each other cost one round trip
     /// together. The server's answers to statements sent early arrive while libpq is still
     /// writing later ones; libpq reads them into its buffer whenever a write would block, so
-    /// large answers cannot stall the pipeline.
+    /// large answers cannot stall the pipeline. Statements `flush()` sent before are part of
+    /// the same pipeline: their answers are read here first, and the first error among all of
+    /// them is thrown.
     func sendQueued(then answered: [PostgresQuery]) throws(PostgresError) -> [PostgresRows] {
         let statements = queued + answered
-        let firstAnswered = queued.count
         queued.removeAll()
         queueFlushes += 1
-        var names: [String?] = []
-        names.reserveCapacity(statements.count)
-        for statement in statements {
-            names.append(try preparedName(for: statement.sql, types: statement.binds.map(\.typeOID)))
-        }
-        guard PQenterPipelineMode(handle) == 1 else { throw broken() }
-        for (statement, name) in zip(statements, names) {
-            guard send(statement, prepared: name) else { throw broken() }
-        }
-        guard PQpipelineSync(handle) == 1 else { throw broken() }
+        try ship(statements)
+        guard PQpipelineSync(handle) == 1 else { throw brokenPipeline() }
+        let count = unreadAnswers
+        let firstAnswered = count - answered.count
+        unreadAnswers = 0
         var firstError: PostgresError?
         var answers: [PostgresRows] = []
         answers.reserveCapacity(answered.count)
-        for index in statements.indices {
-            guard let result = PQgetResult(handle) else { throw broken() }
+        for index in 0..<count {
+            guard let result = PQgetResult(handle) else { throw brokenPipeline() }
             if PQresultStatus(result) == PGRES_PIPELINE_ABORTED {
                 PQclear(result)
             } else {
@@ -50,12 +46,66 @@ extension PostgresConnection {
             // Each statement's results end with a NULL.
             while let extra = PQgetResult(handle) { PQclear(extra) }
         }
-        guard let sync = PQgetResult(handle) else { throw broken() }
+        guard let sync = PQgetResult(handle) else { throw brokenPipeline() }
         let synced = PQresultStatus(sync) == PGRES_PIPELINE_SYNC
         PQclear(sync)
-        guard synced, PQexitPipelineMode(handle) == 1 else { throw broken() }
+        guard synced, PQexitPipelineMode(handle) == 1 else { throw brokenPipeline() }
+        pipelineOpen = false
         if let firstError { throw firstError }
         return answers
+    }
+
+    /// Sends `statements` into the pipeline, opening it if none is open. A pipeline opened
+    /// outside a transaction block first prepares the statements an earlier pipeline had to send
+    /// unprepared; then, before it opens, every statement of its own is prepared (a failed
+    /// prepare inside a transaction block would abort the transaction, so those wait for one
+    /// outside). Into a pipeline already open, a statement not prepared yet goes unprepared
+    /// (libpq allows no synchronous prepare there) and is prepared later.
+    func ship(_ statements: [PostgresQuery]) throws(PostgresError) {
+        if pipelineOpen {
+            for statement in statements {
+                let types = statement.binds.map(\.typeOID)
+                let name = knownPreparedName(for: statement.sql, types: types)
+                if name == nil && preparedLater.count < Self.maxPreparedStatements { preparedLater.append((statement.sql, types)) }
+                guard send(statement, prepared: name) else { throw brokenPipeline() }
+            }
+        } else {
+            if !preparedLater.isEmpty && PQtransactionStatus(handle) == PQTRANS_IDLE { prepareLater() }
+            var names: [String?] = []
+            names.reserveCapacity(statements.count)
+            for statement in statements {
+                names.append(try preparedName(for: statement.sql, types: statement.binds.map(\.typeOID)))
+            }
+            guard PQenterPipelineMode(handle) == 1 else { throw brokenPipeline() }
+            pipelineOpen = true
+            for (statement, name) in zip(statements, names) {
+                guard send(statement, prepared: name) else { throw brokenPipeline() }
+            }
+        }
+        unreadAnswers += statements.count
+    }
+
+    /// Prepares what was sent unprepared into open pipelines. A statement that does not prepare
+    /// (it failed when it ran, too) is left to run unprepared; a broken connection shows on
+    /// the caller's next statement.
+    private func prepareLater() {
+        let waiting = preparedLater
+        preparedLater.removeAll()
+        for (sql, types) in waiting where knownPreparedName(for: sql, types: types) == nil {
+            do {
+                _ = try preparedName(for: sql, types: types)
+            } catch {
+                if isBroken { return }
+            }
+        }
+    }
+
+    /// Ends an open pipeline after the transaction's body failed: its answers are read and
+    /// dropped (the transaction is rolled back next). A connection that breaks on the way is
+    /// marked broken.
+    func discardPipeline() {
+        guard pipelineOpen else { return }
+        _ = try? sendQueued(then: [])
     }
 
     /// Sends one statement into the pipeline, by name when prepared.
@@ -70,8 +120,10 @@ extension PostgresConnection {
     }
 
     /// The connection failed mid-pipeline: it is not reused.
-    private func broken() -> PostgresError {
+    func brokenPipeline() -> PostgresError {
         isBroken = true
+        pipelineOpen = false
+        unreadAnswers = 0
         return PostgresError(.connectionFailed, message: lastErrorMessage)
     }
 }

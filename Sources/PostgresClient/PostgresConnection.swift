@@ -18,6 +18,14 @@ public final class PostgresConnection: @unchecked Sendable {
     /// How many times the queue was sent: tells a transaction whether its queued BEGIN (or
     /// SAVEPOINT) has reached the server.
     var queueFlushes = 0
+    /// A pipeline is open: `flush()` sent statements whose answers are not read yet. The next
+    /// statement whose answer is needed (or COMMIT) ends it and reads them all.
+    var pipelineOpen = false
+    /// Statements sent into the open pipeline, answers not read yet.
+    var unreadAnswers = 0
+    /// Statements sent unprepared into an open pipeline (a synchronous prepare is not allowed
+    /// there): they are prepared before the next pipeline that starts outside a transaction.
+    var preparedLater: [(sql: String, types: [UInt32])] = []
 
     /// Connects with `PQconnectdbParams` and sets the session to UTC and ISO dates, which the
     /// text decoders rely on. Blocks.
@@ -59,7 +67,7 @@ public final class PostgresConnection: @unchecked Sendable {
     public func query(_ query: PostgresQuery) throws(PostgresError) -> PostgresRows {
         try refuseNUL(query)
         // Statements queued by the transaction go first, in the same round trip.
-        if !queued.isEmpty { return try sendQueued(then: query) }
+        if !queued.isEmpty || pipelineOpen { return try sendQueued(then: query) }
         let name = try preparedName(for: query.sql, types: query.binds.map(\.typeOID))
         let result = withParameters(of: query) { count, types, values in
             if let name {
@@ -77,7 +85,7 @@ public final class PostgresConnection: @unchecked Sendable {
     /// fails is thrown, and inside a transaction it aborts the transaction as it would alone.
     public func query(_ queries: [PostgresQuery]) throws(PostgresError) -> [PostgresRows] {
         for query in queries { try refuseNUL(query) }
-        guard !queries.isEmpty || !queued.isEmpty else { return [] }
+        guard !queries.isEmpty || !queued.isEmpty || pipelineOpen else { return [] }
         return try sendQueued(then: queries)
     }
 
@@ -110,6 +118,22 @@ public final class PostgresConnection: @unchecked Sendable {
         }
         try refuseNUL(query)
         queued.append(query)
+    }
+
+    /// Sends the statements queued so far (`send(_:)`) to the server now, without waiting for
+    /// their answers: the server runs them while the caller builds the next ones, instead of
+    /// waiting idle for the whole transaction's statements (an append sends its stream heads
+    /// before it projects, and its device states before it builds the insert of its events).
+    /// Their answers, and the first error among them, come with the transaction's next
+    /// statement that needs an answer, or with its COMMIT, as queued statements' do. Outside a
+    /// transaction, or with nothing queued, it does nothing.
+    public func flush() throws(PostgresError) {
+        guard transactionDepth > 0, !queued.isEmpty else { return }
+        let statements = queued
+        queued.removeAll()
+        queueFlushes += 1
+        try ship(statements)
+        guard PQflush(handle) == 0 else { throw brokenPipeline() }
     }
 
     /// libpq reads text parameters up to their first NUL: a value with one would be stored cut
@@ -155,10 +179,15 @@ public final class PostgresConnection: @unchecked Sendable {
         return name
     }
 
+    /// The prepared statement's name, if it is prepared on this connection already.
+    func knownPreparedName(for sql: String, types: [UInt32]) -> String? {
+        prepared[PreparedKey(sql: sql, types: types)]
+    }
+
     /// Runs trusted SQL text that may hold several statements (migrations, session set-up).
     /// Never pass input here: it takes no parameters.
     public func execute(_ script: String) throws(PostgresError) {
-        if !queued.isEmpty { try sendQueued(then: nil) }
+        if !queued.isEmpty || pipelineOpen { try sendQueued(then: nil) }
         try consume(PQexec(handle, script))
     }
 
@@ -182,6 +211,8 @@ public final class PostgresConnection: @unchecked Sendable {
                 queued.removeSubrange(start.index...)
             } else {
                 queued.removeAll()
+                // Statements the body flushed are answered first, whatever their answers.
+                discardPipeline()
                 do {
                     try execute(savepoint.map { "ROLLBACK TO SAVEPOINT \($0)" } ?? "ROLLBACK")
                 } catch let rollbackError {

@@ -159,4 +159,136 @@ struct PipelineTests {
         #expect(try await names(pool, prefix) == [prefix + "now"])
         await pool.close()
     }
+
+    @Test("A flush sends the queued statements at once: the server runs them while the body goes on, and COMMIT answers them")
+    func flushRunsBeforeCommit() async throws {
+        let pool = try await TestDatabase.pool(size: 1)
+        let observer = try await TestDatabase.pool(size: 1)
+        let prefix = "pipe-\(UUID().uuidString.prefix(8))-"
+        // Below 2^31: PostgreSQL shows a bigint key's low half as `objid`, its high half (zero) as `classid`.
+        let lockKey = Int64.random(in: 1...1_000_000_000)
+        let flushed = TestLatch()
+        let release = TestLatch()
+        let writer = Task {
+            try await pool.transaction { connection in
+                try connection.send("INSERT INTO apps (id, name) VALUES (\(UUID()), \(prefix + "a"))")
+                try connection.send("SELECT pg_advisory_xact_lock(\(lockKey))")
+                try connection.flush()
+                flushed.raise()
+                release.block()
+                try connection.send("INSERT INTO apps (id, name) VALUES (\(UUID()), \(prefix + "b"))")
+            }
+        }
+        #expect(try await waitUntil { flushed.isRaised })
+        // No answer was read, yet the server took the lock: the statements ran.
+        let held = try await waitUntil {
+            try await observer.query("SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND classid = 0 AND objid::bigint = \(lockKey)").count == 1
+        }
+        #expect(held)
+        #expect(try await names(observer, prefix).isEmpty)
+        release.raise()
+        try await writer.value
+        #expect(try await names(observer, prefix) == [prefix + "a", prefix + "b"])
+        await observer.close()
+        await pool.close()
+    }
+
+    @Test("A flushed write that fails is thrown by the next read or by COMMIT, and nothing of the transaction stays")
+    func flushedWriteFails() async throws {
+        let pool = try await TestDatabase.pool(size: 1)
+        let prefix = "pipe-\(UUID().uuidString.prefix(8))-"
+        let id = UUID()
+        do {
+            try await pool.transaction { connection in
+                try connection.send("INSERT INTO apps (id, name) VALUES (\(id), \(prefix + "x"))")
+                try connection.send("INSERT INTO apps (id, name) VALUES (\(id), \(prefix + "y"))")
+                try connection.flush()
+                try connection.send("INSERT INTO apps (id, name) VALUES (\(UUID()), \(prefix + "z"))")
+            }
+            Issue.record("expected a unique violation")
+        } catch let error as PostgresError {
+            #expect(error.isUniqueViolation && error.constraint == "apps_pkey")
+        }
+        await #expect(throws: PostgresError.self) {
+            try await pool.transaction { connection in
+                try connection.send("INSERT INTO apps (id, name) VALUES (NULL, \(prefix + "n"))")
+                try connection.flush()
+                _ = try connection.query("SELECT 1")
+                Issue.record("the read ran after a failed flushed write")
+            }
+        }
+        #expect(try await names(pool, prefix).isEmpty)
+        // A read after a flush gets its own answer, after the flushed writes.
+        let seen = try await pool.transaction { connection -> Int64 in
+            try connection.send("INSERT INTO apps (id, name) VALUES (\(UUID()), \(prefix + "kept"))")
+            try connection.flush()
+            return try connection.query("SELECT count(*) FROM apps WHERE name LIKE \(prefix + "%")").first?.decode(0) ?? -1
+        }
+        #expect(seen == 1)
+        #expect(try await names(pool, prefix) == [prefix + "kept"])
+        await pool.close()
+    }
+
+    @Test("A body that throws after a flush stores nothing, and the connection is clean for the next lease")
+    func throwAfterFlush() async throws {
+        struct Refusal: Error {}
+        let pool = try await TestDatabase.pool(size: 1)
+        let prefix = "pipe-\(UUID().uuidString.prefix(8))-"
+        await #expect(throws: Refusal.self) {
+            try await pool.transaction { connection in
+                try connection.send("INSERT INTO apps (id, name) VALUES (\(UUID()), \(prefix + "flushed"))")
+                try connection.flush()
+                try connection.send("INSERT INTO apps (id, name) VALUES (\(UUID()), \(prefix + "queued"))")
+                throw Refusal()
+            }
+        }
+        // The same after a flushed write that failed: the body's own error is thrown.
+        await #expect(throws: Refusal.self) {
+            try await pool.transaction { connection in
+                try connection.send("INSERT INTO apps (id, name) VALUES (NULL, \(prefix + "null"))")
+                try connection.flush()
+                throw Refusal()
+            }
+        }
+        #expect(try await names(pool, prefix).isEmpty)
+        let status = try await pool.withConnection { connection in
+            try connection.query("SELECT 1").count
+        }
+        #expect(status == 1)
+        await pool.close()
+    }
+
+    @Test("A statement first sent into an open pipeline runs unprepared, and is prepared before a later transaction")
+    func preparedAfterPipeline() async throws {
+        let pool = try await TestDatabase.pool(size: 1)
+        let prefix = "pipe-\(UUID().uuidString.prefix(8))-"
+        // Unique text, so that no earlier statement of this connection prepared it.
+        let marker = "late-\(UUID().uuidString)"
+        func transaction(_ name: String) async throws {
+            try await pool.transaction { connection in
+                try connection.send("INSERT INTO apps (id, name) VALUES (\(UUID()), \(prefix + "first-" + name))")
+                try connection.flush()
+                try connection.send("INSERT INTO apps (id, name) SELECT gen_random_uuid(), \(prefix + name) || '\(unescaped: marker)'")
+            }
+        }
+        try await transaction("1")
+        #expect(try await Self.isPrepared(marker, on: pool) == false)
+        try await transaction("2")
+        #expect(try await Self.isPrepared(marker, on: pool))
+        try await transaction("3")
+        #expect(try await names(pool, prefix).sorted() == [
+            prefix + "1" + marker, prefix + "2" + marker, prefix + "3" + marker,
+            prefix + "first-1", prefix + "first-2", prefix + "first-3",
+        ].sorted())
+        await pool.close()
+    }
+
+    /// Whether the pool's one connection has a statement holding `marker` prepared (the
+    /// pattern is a parameter, so this query's own text does not hold it).
+    private static func isPrepared(_ marker: String, on pool: PostgresConnectionPool) async throws -> Bool {
+        try await pool.withConnection { connection in
+            try connection.query("SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE \("%" + marker + "%")")
+                .first?.decode(0, as: Int64.self) == 1
+        }
+    }
 }
