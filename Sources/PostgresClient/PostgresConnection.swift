@@ -123,7 +123,7 @@ public final class PostgresConnection: @unchecked Sendable {
     /// Sends the statements queued so far (`send(_:)`) to the server now, without waiting for
     /// their answers: the server runs them while the caller builds the next ones, instead of
     /// waiting idle for the whole transaction's statements (an append sends its stream heads
-    /// before it projects, and its device states before it builds the insert of its events).
+    /// before it projects).
     /// Their answers, and the first error among them, come with the transaction's next
     /// statement that needs an answer, or with its COMMIT, as queued statements' do. Outside a
     /// transaction, or with nothing queued, it does nothing.
