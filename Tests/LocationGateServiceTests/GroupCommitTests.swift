@@ -116,6 +116,7 @@ struct GroupCommitTests {
         let locked = TestLatch(), release = TestLatch()
         defer { release.raise() }
         let (holder, stuck, blocker) = try await Self.holdGroup(service, pool, appID: appID, locked: locked, release: release)
+        let spills = service.committer.spills
         // The first group waits for the lock; these are queued behind it, and a second group
         // takes them once they have waited. They are all appended while the lock is still held,
         // so none of them waited for the stuck group.
@@ -123,6 +124,7 @@ struct GroupCommitTests {
             let result = try await service.ingest(appID: appID, submissions: [submission("free\(device)")])
             #expect(result[0].version == 1)
         }
+        #expect(service.committer.spills > spills, "no drainer was started beside the stuck one")
         release.raise()
         let (stuckResult, afterRelease) = try await stuck.value
         #expect(stuckResult[0].version == 1)

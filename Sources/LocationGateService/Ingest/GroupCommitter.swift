@@ -68,6 +68,11 @@ final class GroupCommitter: Sendable {
     private let isolations = Counter(label: "locgate_group_commit_isolations_total")
     private let groupsCommitted = Counter(label: "locgate_group_commits_total")
     private let eventsCommitted = Counter(label: "locgate_group_commit_events_total")
+    /// Drainers the watcher started because the running groups were stuck (`spillAfter`).
+    private let spillsCounted = Counter(label: "locgate_group_commit_spills_total")
+    private let spilled = Atomic<Int>(0)
+    /// Drainers started so far because the running groups took longer than `spillAfter`.
+    var spills: Int { spilled.load(ordering: .relaxed) }
     /// Requests appended in a transaction so far, every attempt counted (tests bound the cost
     /// of refusals with it).
     private let attempted = Atomic<Int>(0)
@@ -128,7 +133,10 @@ final class GroupCommitter: Sendable {
             switch state.withLock({ $0.watcherWoke(at: now) }) {
             case .stop: return
             case .wait: continue
-            case .startDrainer: Task { await self.drain() }
+            case .startDrainer:
+                spilled.add(1, ordering: .relaxed)
+                spillsCounted.increment()
+                Task { await self.drain() }
             }
         }
     }
