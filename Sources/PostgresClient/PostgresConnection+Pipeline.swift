@@ -1,4 +1,5 @@
 import CLibPQ
+import Dispatch
 import Foundation
 
 extension PostgresConnection {
@@ -24,6 +25,8 @@ extension PostgresConnection {
         queued.removeAll()
         queueFlushes += 1
         try ship(statements)
+        let started = DispatchTime.now().uptimeNanoseconds
+        defer { waited(since: started) }
         guard PQpipelineSync(handle) == 1 else { throw brokenPipeline() }
         let count = unreadAnswers
         let firstAnswered = count - answered.count

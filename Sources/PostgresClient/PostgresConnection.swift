@@ -1,4 +1,5 @@
 import CLibPQ
+import Dispatch
 import Foundation
 import Logging
 
@@ -23,6 +24,10 @@ public final class PostgresConnection: @unchecked Sendable {
     var pipelineOpen = false
     /// Statements sent into the open pipeline, answers not read yet.
     var unreadAnswers = 0
+    /// Nanoseconds this connection has spent waiting for the server's answers (from sending a
+    /// round trip's last statement to reading its last answer): a caller that reads it before
+    /// and after its work splits the work's time into the database's and its own.
+    public private(set) var waitingNanoseconds: UInt64 = 0
     /// Statements sent unprepared into an open pipeline (a synchronous prepare is not allowed
     /// there): they are prepared before the next pipeline that starts outside a transaction.
     var preparedLater: [(sql: String, types: [UInt32])] = []
@@ -70,10 +75,12 @@ public final class PostgresConnection: @unchecked Sendable {
         if !queued.isEmpty || pipelineOpen { return try sendQueued(then: query) }
         let name = try preparedName(for: query.sql, types: query.binds.map(\.typeOID))
         let result = withParameters(of: query) { count, types, values in
+            let started = DispatchTime.now().uptimeNanoseconds
+            defer { waited(since: started) }
             if let name {
-                PQexecPrepared(handle, name, count, values, nil, nil, 0)
+                return PQexecPrepared(handle, name, count, values, nil, nil, 0)
             } else {
-                PQexecParams(handle, query.sql, count, types, values, nil, nil, 0)
+                return PQexecParams(handle, query.sql, count, types, values, nil, nil, 0)
             }
         }
         return try consume(result)
@@ -179,6 +186,11 @@ public final class PostgresConnection: @unchecked Sendable {
         return name
     }
 
+    /// Adds the time since `started` (`DispatchTime`'s nanoseconds) to `waitingNanoseconds`.
+    func waited(since started: UInt64) {
+        waitingNanoseconds &+= DispatchTime.now().uptimeNanoseconds &- started
+    }
+
     /// The prepared statement's name, if it is prepared on this connection already.
     func knownPreparedName(for sql: String, types: [UInt32]) -> String? {
         prepared[PreparedKey(sql: sql, types: types)]
@@ -188,7 +200,10 @@ public final class PostgresConnection: @unchecked Sendable {
     /// Never pass input here: it takes no parameters.
     public func execute(_ script: String) throws(PostgresError) {
         if !queued.isEmpty || pipelineOpen { try sendQueued(then: nil) }
-        try consume(PQexec(handle, script))
+        let started = DispatchTime.now().uptimeNanoseconds
+        let result = PQexec(handle, script)
+        waited(since: started)
+        try consume(result)
     }
 
     /// Runs `body` in a transaction: COMMIT when it returns, ROLLBACK when it throws. Nested calls

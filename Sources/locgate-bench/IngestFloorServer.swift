@@ -1,4 +1,5 @@
 import ArgumentParser
+import Dispatch
 import EventLog
 import Foundation
 import LocgateCommandSupport
@@ -68,6 +69,12 @@ struct IngestFloorBench: AsyncParsableCommand {
                 body.writeString(#"{"results":[{"index":0,"status":"appended","version":1,"position":\#(position)}]}"#)
                 return Response(status: .created, headers: [.contentType: "application/json"], body: .init(byteBuffer: body))
             }
+            // Its groups' counters, as `serve`'s /metrics has them: commits, their events, the
+            // groups' microseconds and of them those spent waiting for PostgreSQL's answers.
+            router.get("/counters") { _, _ -> String in
+                let counted = groups.counted
+                return "\(counted.commits) \(counted.events) \(counted.microseconds) \(counted.databaseMicroseconds)\n"
+            }
             let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)), logger: logger)
             try await app.runService()
             await pool.close()
@@ -91,6 +98,16 @@ final class FloorGroupCommitter: Sendable {
     private let outcome: String
     private let state: String
     private let queue = Mutex(State())
+    /// What `counted` returns.
+    struct Counted {
+        var commits = 0
+        var events = 0
+        var microseconds: UInt64 = 0
+        var databaseMicroseconds: UInt64 = 0
+    }
+    private let counters = Mutex(Counted())
+    /// The groups committed so far, their events, their time and of it the database's.
+    var counted: Counted { counters.withLock { $0 } }
     private let maxDrainers: Int
     private let rows: Int
     private let roundTrips: Int
@@ -167,7 +184,17 @@ final class FloorGroupCommitter: Sendable {
         var group = first
         while true {
             do {
+                let started = DispatchTime.now().uptimeNanoseconds
+                let waited = connection.waitingNanoseconds
                 try write(count: group.count, on: connection)
+                let microseconds = (DispatchTime.now().uptimeNanoseconds &- started) / 1000
+                let database = (connection.waitingNanoseconds &- waited) / 1000
+                counters.withLock { counted in
+                    counted.commits += 1
+                    counted.events += group.count
+                    counted.microseconds += microseconds
+                    counted.databaseMicroseconds += database
+                }
                 for continuation in group { continuation.resume(returning: Int64(group.count)) }
             } catch {
                 for continuation in group { continuation.resume(throwing: error) }

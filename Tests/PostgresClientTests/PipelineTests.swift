@@ -283,6 +283,31 @@ struct PipelineTests {
         await pool.close()
     }
 
+    @Test("waitingNanoseconds counts the time spent waiting for the server's answers, and nothing for a statement only queued")
+    func waitingTime() async throws {
+        let pool = try await TestDatabase.pool(size: 1)
+        let tenth: UInt64 = 100_000_000
+        let (query, script) = try await pool.withConnection { connection -> (UInt64, UInt64) in
+            let start = connection.waitingNanoseconds
+            try connection.query("SELECT pg_sleep(0.1)")
+            let afterQuery = connection.waitingNanoseconds
+            try connection.execute("SELECT pg_sleep(0.1)")
+            return (afterQuery - start, connection.waitingNanoseconds - afterQuery)
+        }
+        #expect(query >= tenth && script >= tenth)
+        let (queued, pipeline) = try await pool.transaction { connection -> (UInt64, UInt64) in
+            let start = connection.waitingNanoseconds
+            try connection.send("SELECT pg_sleep(0.1)")
+            try connection.flush()
+            let sent = connection.waitingNanoseconds
+            _ = try connection.query(["SELECT 1"])
+            return (sent - start, connection.waitingNanoseconds - sent)
+        }
+        #expect(queued == 0)
+        #expect(pipeline >= tenth)
+        await pool.close()
+    }
+
     /// Whether the pool's one connection has a statement holding `marker` prepared (the
     /// pattern is a parameter, so this query's own text does not hold it).
     private static func isPrepared(_ marker: String, on pool: PostgresConnectionPool) async throws -> Bool {
