@@ -20,7 +20,7 @@ enum MetricHelp {
         "locgate_group_commits_total": "Shared transactions committed by group commit.",
         "locgate_group_commit_microseconds_total": "Time group commits took, from a group's first statement to its commit's answer.",
         "locgate_group_commit_database_microseconds_total": "Of the group commits' time, the time spent waiting for the database's answers.",
-        "locgate_group_commit_spills_total": "Group commits started beside the running one, because a request had waited longer than the spill time (a lock, a slow disk).",
+        "locgate_group_commit_spills_total": "Drainers of group commits started beside the running ones, because a request had waited longer than the spill time (a lock, a slow disk).",
         "locgate_group_commit_events_total": "Events (new and duplicate) of the requests that group commits answered.",
         "locgate_group_commit_queued_events": "Events waiting for a group commit.",
         // The database and the caches.

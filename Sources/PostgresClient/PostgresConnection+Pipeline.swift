@@ -7,7 +7,7 @@ extension PostgresConnection {
     /// write, one sync, the server runs them in order, each with its own snapshot as if sent
     /// one by one, and answers them all at once. Returns `last`'s rows. The first statement
     /// that fails is thrown; the server skips the ones after it (the transaction is then
-    /// aborted). Statements are prepared first, outside the pipeline, as `query(_:)` does.
+    /// aborted). Statements are prepared as `ship(_:)` says.
     @discardableResult
     func sendQueued(then last: PostgresQuery?) throws(PostgresError) -> PostgresRows {
         try sendQueued(then: last.map { [$0] } ?? []).last ?? PostgresRows(columns: [], values: [], affectedRows: 0)

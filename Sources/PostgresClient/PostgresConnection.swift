@@ -25,8 +25,10 @@ public final class PostgresConnection: @unchecked Sendable {
     /// Statements sent into the open pipeline, answers not read yet.
     var unreadAnswers = 0
     /// Nanoseconds this connection has spent waiting for the server's answers (from sending a
-    /// round trip's last statement to reading its last answer): a caller that reads it before
-    /// and after its work splits the work's time into the database's and its own.
+    /// round trip's last statement to reading its last answer, a statement's preparation
+    /// included): a caller that reads it before and after its work splits the work's time into
+    /// the database's and its own. Statements `flush()` sent run while the caller works: that
+    /// time is the caller's, unless it is still running when the caller waits.
     public private(set) var waitingNanoseconds: UInt64 = 0
     /// Statements sent unprepared into an open pipeline (a synchronous prepare is not allowed
     /// there): they are prepared before the next pipeline that starts outside a transaction.
@@ -178,9 +180,11 @@ public final class PostgresConnection: @unchecked Sendable {
         if let name = prepared[key] { return name }
         guard prepared.count < Self.maxPreparedStatements else { return nil }
         let name = "locgate_\(prepared.count + 1)"
+        let started = DispatchTime.now().uptimeNanoseconds
         let result = types.withUnsafeBufferPointer { typeBuffer in
             PQprepare(handle, name, sql, Int32(types.count), typeBuffer.baseAddress)
         }
+        waited(since: started)
         try consume(result)
         prepared[key] = name
         return name
@@ -246,6 +250,17 @@ public final class PostgresConnection: @unchecked Sendable {
         queued.append(PostgresQuery(unsafeSQL: savepoint.map { "RELEASE SAVEPOINT \($0)" } ?? "COMMIT"))
         // A savepoint's RELEASE goes with the outer transaction's next statement.
         guard savepoint == nil else { return value }
+        // A transaction that cannot commit: a statement of it failed and the body went on (the
+        // server answers COMMIT in an aborted transaction with ROLLBACK, as a success), or a
+        // savepoint could not be undone. It is rolled back, and thrown, not returned as committed.
+        if isBroken || (!pipelineOpen && PQtransactionStatus(handle) == PQTRANS_INERROR) {
+            queued.removeAll()
+            discardPipeline()
+            if !isBroken {
+                do { try execute("ROLLBACK") } catch { isBroken = true }
+            }
+            throw PostgresError(.server, message: "the transaction was rolled back: a statement in it failed")
+        }
         do {
             try sendQueued(then: nil)
         } catch {

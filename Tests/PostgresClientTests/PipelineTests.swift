@@ -251,10 +251,54 @@ struct PipelineTests {
             }
         }
         #expect(try await names(pool, prefix).isEmpty)
-        let status = try await pool.withConnection { connection in
-            try connection.query("SELECT 1").count
+        // On one lease: the connection is neither broken nor left in a transaction, and the
+        // same session goes on.
+        let (broken, samePID, idle) = try await pool.withConnection { connection -> (Bool, Bool, Bool) in
+            let pid: Int? = try connection.query("SELECT pg_backend_pid()").first?.decode(0)
+            do {
+                try connection.transaction { connection in
+                    try connection.send("INSERT INTO apps (id, name) VALUES (\(UUID()), \(prefix + "lease"))")
+                    try connection.flush()
+                    throw Refusal()
+                }
+            } catch is Refusal {}
+            let after: Int? = try connection.query("SELECT pg_backend_pid()").first?.decode(0)
+            let open: Int64? = try connection.query("SELECT count(*) FROM pg_stat_activity WHERE pid = pg_backend_pid() AND xact_start IS NOT NULL AND state = 'idle in transaction'").first?.decode(0)
+            return (connection.isBroken, pid == after && pid != nil, open == 0)
         }
-        #expect(status == 1)
+        #expect(!broken && samePID && idle)
+        #expect(try await names(pool, prefix).isEmpty)
+        await pool.close()
+    }
+
+    @Test("A transaction whose failed statement the body caught is rolled back and thrown at COMMIT, not reported committed; so is one whose savepoint could not be undone")
+    func abortedTransactionDoesNotCommit() async throws {
+        struct Refusal: Error {}
+        let pool = try await TestDatabase.pool(size: 1)
+        let prefix = "pipe-\(UUID().uuidString.prefix(8))-"
+        await #expect(throws: PostgresError.self) {
+            try await pool.transaction { connection in
+                try connection.send("INSERT INTO apps (id, name) VALUES (\(UUID()), \(prefix + "before"))")
+                do { _ = try connection.query("SELECT 1 / 0") } catch {}
+            }
+        }
+        // An outer statement fails after a flush; a savepoint's body throws, and the rollback
+        // to a savepoint the server skipped fails: the outer COMMIT must not pass as committed.
+        await #expect(throws: PostgresError.self) {
+            try await pool.transaction { connection in
+                try connection.send("INSERT INTO apps (id, name) VALUES (NULL, \(prefix + "null"))")
+                try connection.flush()
+                do {
+                    try connection.transaction { connection in
+                        try connection.send("INSERT INTO apps (id, name) VALUES (\(UUID()), \(prefix + "inner"))")
+                        try connection.flush()
+                        throw Refusal()
+                    }
+                } catch is Refusal {}
+            }
+        }
+        #expect(try await names(pool, prefix).isEmpty)
+        #expect(try await pool.query("SELECT 1").count == 1)
         await pool.close()
     }
 
@@ -295,14 +339,20 @@ struct PipelineTests {
             return (afterQuery - start, connection.waitingNanoseconds - afterQuery)
         }
         #expect(query >= tenth && script >= tenth)
-        let (queued, pipeline) = try await pool.transaction { connection -> (UInt64, UInt64) in
-            let start = connection.waitingNanoseconds
-            try connection.send("SELECT pg_sleep(0.1)")
-            try connection.flush()
-            let sent = connection.waitingNanoseconds
-            _ = try connection.query(["SELECT 1"])
-            return (sent - start, connection.waitingNanoseconds - sent)
+        // The second time, when BEGIN and the statements are prepared (a preparation waits
+        // for the server's answer, and counts).
+        var waits: [(UInt64, UInt64)] = []
+        for _ in 0..<2 {
+            waits.append(try await pool.transaction { connection -> (UInt64, UInt64) in
+                let start = connection.waitingNanoseconds
+                try connection.send("SELECT 1")
+                try connection.flush()
+                let sent = connection.waitingNanoseconds
+                _ = try connection.query(["SELECT pg_sleep(0.1)"])
+                return (sent - start, connection.waitingNanoseconds - sent)
+            })
         }
+        let (queued, pipeline) = waits[1]
         #expect(queued == 0)
         #expect(pipeline >= tenth)
         await pool.close()
