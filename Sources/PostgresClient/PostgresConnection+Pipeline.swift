@@ -1,5 +1,4 @@
 import CLibPQ
-import Dispatch
 import Foundation
 
 extension PostgresConnection {
@@ -25,15 +24,20 @@ extension PostgresConnection {
         queued.removeAll()
         queueFlushes += 1
         try ship(statements)
-        let started = DispatchTime.now().uptimeNanoseconds
-        defer { waited(since: started) }
+        return try waiting { () throws(PostgresError) in try readAnswers(answered: answered.count) }
+    }
+
+    /// Syncs the open pipeline, reads the answers of every statement sent into it, ends it, and
+    /// returns the answers of its last `answered` statements; the first error among them is
+    /// thrown once all are read.
+    private func readAnswers(answered: Int) throws(PostgresError) -> [PostgresRows] {
         guard PQpipelineSync(handle) == 1 else { throw brokenPipeline() }
         let count = unreadAnswers
-        let firstAnswered = count - answered.count
+        let firstAnswered = count - answered
         unreadAnswers = 0
         var firstError: PostgresError?
         var answers: [PostgresRows] = []
-        answers.reserveCapacity(answered.count)
+        answers.reserveCapacity(answered)
         for index in 0..<count {
             guard let result = PQgetResult(handle) else { throw brokenPipeline() }
             if PQresultStatus(result) == PGRES_PIPELINE_ABORTED {

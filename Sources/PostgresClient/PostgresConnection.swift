@@ -77,12 +77,12 @@ public final class PostgresConnection: @unchecked Sendable {
         if !queued.isEmpty || pipelineOpen { return try sendQueued(then: query) }
         let name = try preparedName(for: query.sql, types: query.binds.map(\.typeOID))
         let result = withParameters(of: query) { count, types, values in
-            let started = DispatchTime.now().uptimeNanoseconds
-            defer { waited(since: started) }
-            if let name {
-                return PQexecPrepared(handle, name, count, values, nil, nil, 0)
-            } else {
-                return PQexecParams(handle, query.sql, count, types, values, nil, nil, 0)
+            waiting {
+                if let name {
+                    PQexecPrepared(handle, name, count, values, nil, nil, 0)
+                } else {
+                    PQexecParams(handle, query.sql, count, types, values, nil, nil, 0)
+                }
             }
         }
         return try consume(result)
@@ -180,19 +180,21 @@ public final class PostgresConnection: @unchecked Sendable {
         if let name = prepared[key] { return name }
         guard prepared.count < Self.maxPreparedStatements else { return nil }
         let name = "locgate_\(prepared.count + 1)"
-        let started = DispatchTime.now().uptimeNanoseconds
-        let result = types.withUnsafeBufferPointer { typeBuffer in
-            PQprepare(handle, name, sql, Int32(types.count), typeBuffer.baseAddress)
+        let result = waiting {
+            types.withUnsafeBufferPointer { typeBuffer in
+                PQprepare(handle, name, sql, Int32(types.count), typeBuffer.baseAddress)
+            }
         }
-        waited(since: started)
         try consume(result)
         prepared[key] = name
         return name
     }
 
-    /// Adds the time since `started` (`DispatchTime`'s nanoseconds) to `waitingNanoseconds`.
-    func waited(since started: UInt64) {
-        waitingNanoseconds &+= DispatchTime.now().uptimeNanoseconds &- started
+    /// Runs `body`, which waits for the server, and adds its time to `waitingNanoseconds`.
+    func waiting<T, Failure: Error>(_ body: () throws(Failure) -> T) throws(Failure) -> T {
+        let started = DispatchTime.now().uptimeNanoseconds
+        defer { waitingNanoseconds &+= DispatchTime.now().uptimeNanoseconds &- started }
+        return try body()
     }
 
     /// The prepared statement's name, if it is prepared on this connection already.
@@ -204,10 +206,7 @@ public final class PostgresConnection: @unchecked Sendable {
     /// Never pass input here: it takes no parameters.
     public func execute(_ script: String) throws(PostgresError) {
         if !queued.isEmpty || pipelineOpen { try sendQueued(then: nil) }
-        let started = DispatchTime.now().uptimeNanoseconds
-        let result = PQexec(handle, script)
-        waited(since: started)
-        try consume(result)
+        try consume(waiting { PQexec(handle, script) })
     }
 
     /// Runs `body` in a transaction: COMMIT when it returns, ROLLBACK when it throws. Nested calls

@@ -7,6 +7,9 @@ import Testing
 /// COMMIT, in one pipeline: these check that queueing changes no transaction's outcome.
 @Suite("Queued statements in pipelines (real server)", .timeLimit(.minutes(2)))
 struct PipelineTests {
+    /// A prefix of app names no other test (or run) uses.
+    private func uniquePrefix() -> String { "pipe-\(UUID().uuidString.prefix(8))-" }
+
     private func names(_ pool: PostgresConnectionPool, _ prefix: String) async throws -> [String] {
         try await pool.query("SELECT name FROM apps WHERE name LIKE \(prefix + "%") ORDER BY name").map { try $0.decode(0) }
     }
@@ -14,7 +17,7 @@ struct PipelineTests {
     @Test("Queued writes commit with COMMIT, in order, and a later read in the transaction sees them")
     func queuedWritesCommit() async throws {
         let pool = try await TestDatabase.pool(size: 1)
-        let prefix = "pipe-\(UUID().uuidString.prefix(8))-"
+        let prefix = uniquePrefix()
         let seen = try await pool.transaction { connection -> Int64 in
             try connection.send("INSERT INTO apps (id, name) VALUES (\(UUID()), \(prefix + "a"))")
             try connection.send("INSERT INTO apps (id, name) VALUES (\(UUID()), \(prefix + "b"))")
@@ -30,7 +33,7 @@ struct PipelineTests {
     @Test("Several reads in one round trip answer each in order, after the queued writes; a failing one aborts the transaction")
     func severalReads() async throws {
         let pool = try await TestDatabase.pool(size: 1)
-        let prefix = "pipe-\(UUID().uuidString.prefix(8))-"
+        let prefix = uniquePrefix()
         let answers = try await pool.transaction { connection -> [[String]] in
             try connection.send("INSERT INTO apps (id, name) VALUES (\(UUID()), \(prefix + "a"))")
             let rows = try connection.query([
@@ -56,7 +59,7 @@ struct PipelineTests {
     func throwingBodyStoresNothing() async throws {
         struct Refusal: Error {}
         let pool = try await TestDatabase.pool(size: 1)
-        let prefix = "pipe-\(UUID().uuidString.prefix(8))-"
+        let prefix = uniquePrefix()
         // Nothing reached the server: the queue is dropped.
         await #expect(throws: Refusal.self) {
             try await pool.transaction { connection in
@@ -82,7 +85,7 @@ struct PipelineTests {
     @Test("A queued write that fails is thrown at COMMIT with its SQLSTATE, and rolls back the writes before it")
     func failingQueuedWrite() async throws {
         let pool = try await TestDatabase.pool(size: 1)
-        let prefix = "pipe-\(UUID().uuidString.prefix(8))-"
+        let prefix = uniquePrefix()
         let id = UUID()
         do {
             try await pool.transaction { connection in
@@ -107,7 +110,7 @@ struct PipelineTests {
     @Test("A queued write that fails is thrown by the next read, which the server skipped")
     func failingWriteBeforeRead() async throws {
         let pool = try await TestDatabase.pool(size: 1)
-        let prefix = "pipe-\(UUID().uuidString.prefix(8))-"
+        let prefix = uniquePrefix()
         await #expect(throws: PostgresError.self) {
             try await pool.transaction { connection in
                 try connection.send("INSERT INTO apps (id, name) VALUES (\(UUID()), \(prefix + "a"))")
@@ -125,7 +128,7 @@ struct PipelineTests {
     func nestedSavepoints() async throws {
         struct Refusal: Error {}
         let pool = try await TestDatabase.pool(size: 1)
-        let prefix = "pipe-\(UUID().uuidString.prefix(8))-"
+        let prefix = uniquePrefix()
         try await pool.transaction { connection in
             try connection.send("INSERT INTO apps (id, name) VALUES (\(UUID()), \(prefix + "outer"))")
             do {
@@ -152,7 +155,7 @@ struct PipelineTests {
     @Test("Outside a transaction, send runs the statement at once")
     func sendOutsideTransaction() async throws {
         let pool = try await TestDatabase.pool(size: 1)
-        let prefix = "pipe-\(UUID().uuidString.prefix(8))-"
+        let prefix = uniquePrefix()
         try await pool.withConnection { connection in
             try connection.send("INSERT INTO apps (id, name) VALUES (\(UUID()), \(prefix + "now"))")
         }
@@ -164,7 +167,7 @@ struct PipelineTests {
     func flushRunsBeforeCommit() async throws {
         let pool = try await TestDatabase.pool(size: 1)
         let observer = try await TestDatabase.pool(size: 1)
-        let prefix = "pipe-\(UUID().uuidString.prefix(8))-"
+        let prefix = uniquePrefix()
         // Below 2^31: PostgreSQL shows a bigint key's low half as `objid`, its high half (zero) as `classid`.
         let lockKey = Int64.random(in: 1...1_000_000_000)
         let flushed = TestLatch()
@@ -196,7 +199,7 @@ struct PipelineTests {
     @Test("A flushed write that fails is thrown by the next read or by COMMIT, and nothing of the transaction stays")
     func flushedWriteFails() async throws {
         let pool = try await TestDatabase.pool(size: 1)
-        let prefix = "pipe-\(UUID().uuidString.prefix(8))-"
+        let prefix = uniquePrefix()
         let id = UUID()
         do {
             try await pool.transaction { connection in
@@ -233,7 +236,7 @@ struct PipelineTests {
     func throwAfterFlush() async throws {
         struct Refusal: Error {}
         let pool = try await TestDatabase.pool(size: 1)
-        let prefix = "pipe-\(UUID().uuidString.prefix(8))-"
+        let prefix = uniquePrefix()
         await #expect(throws: Refusal.self) {
             try await pool.transaction { connection in
                 try connection.send("INSERT INTO apps (id, name) VALUES (\(UUID()), \(prefix + "flushed"))")
@@ -275,7 +278,7 @@ struct PipelineTests {
     func abortedTransactionDoesNotCommit() async throws {
         struct Refusal: Error {}
         let pool = try await TestDatabase.pool(size: 1)
-        let prefix = "pipe-\(UUID().uuidString.prefix(8))-"
+        let prefix = uniquePrefix()
         await #expect(throws: PostgresError.self) {
             try await pool.transaction { connection in
                 try connection.send("INSERT INTO apps (id, name) VALUES (\(UUID()), \(prefix + "before"))")
@@ -305,7 +308,7 @@ struct PipelineTests {
     @Test("A statement first sent into an open pipeline runs unprepared, and is prepared before a later transaction")
     func preparedAfterPipeline() async throws {
         let pool = try await TestDatabase.pool(size: 1)
-        let prefix = "pipe-\(UUID().uuidString.prefix(8))-"
+        let prefix = uniquePrefix()
         // Unique text, so that no earlier statement of this connection prepared it.
         let marker = "late-\(UUID().uuidString)"
         func transaction(_ name: String) async throws {
