@@ -65,6 +65,11 @@ public enum EventFuzzing {
             if let key = request.purposeKey {
                 precondition((try? ClientText.checkKey(key, field: "purposeKey")) != nil, "purposeKey \(key.debugDescription)")
             }
+        case .locationButtonSession(let state, let cause):
+            if let cause {
+                precondition(state == .failed, "a cause with \(state)")
+                precondition((try? ClientText.checkClassName(cause, field: "cause", bytes: LocationButton.causeBytes)) != nil, "cause \(cause.debugDescription)")
+            }
         default:
             break
         }

@@ -14,7 +14,7 @@ struct APIError: HTTPResponseError {
     /// retrying soon, and a client with no hint would retry at once.
     init(_ error: ServiceError, retryAfter: Int? = nil) {
         self.error = error
-        self.retryAfter = retryAfter ?? (error.isRetryable ? 1 : nil)
+        self.retryAfter = retryAfter ?? (error.isRetryable || error.code == .rateLimited ? 1 : nil)
     }
 
     init(_ code: ServiceError.Code, _ message: String, index: Int? = nil) {
@@ -28,7 +28,7 @@ struct APIError: HTTPResponseError {
         case .forbidden: .forbidden
         case .notFound: .notFound
         case .methodNotAllowed: .methodNotAllowed
-        case .versionConflict, .idConflict: .conflict
+        case .versionConflict, .idConflict, .lastAdminKey: .conflict
         case .tooLarge: .contentTooLarge
         case .validationFailed, .ruleViolation: .unprocessableContent
         case .rateLimited: .tooManyRequests

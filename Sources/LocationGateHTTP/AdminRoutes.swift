@@ -36,14 +36,21 @@ struct AdminRoutes {
         return try JSONResponse.make(.ok, App(appId: identity.appID.uuidString.lowercased(), name: name, scope: identity.scope.rawValue))
     }
 
-    /// `{"entries": [...], "next"}`: the trail oldest first from `after` (an entry's id, 0 by
-    /// default), `limit` entries (100 by default; over 1,000 is a 422 naming `limit`), `next`
-    /// the `after` of the following page or null at the end.
+    /// `{"entries": [...], "next"}`: the trail oldest first after `after` (an entry's id, as
+    /// `next` gives it; from the start without it), `limit` entries (100 by default; over 1,000
+    /// is a 422 naming `limit`), `next` the `after` of the following page or null at the end.
+    /// Ids and `next` are opaque (SPEC §14 "Guard rails"): an `after` that is not an id is a
+    /// 400 naming it, one that names no entry of the app's a 422.
     @Sendable func audit(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.caller()
         let query = try QueryParameters(of: request)
-        let after = try Self.integer(query.get("after"), "after") ?? 0
-        guard after >= 0 else { throw APIError(.invalidRequest, "after: an entry's id, 0 or more") }
+        var after: UUID?
+        if let text = query.get("after") {
+            guard let id = UUID(uuidString: text) else {
+                throw APIError(.invalidRequest, "after: must be an entry's id, as next gives it")
+            }
+            after = id
+        }
         let limit = try Self.integer(query.get("limit"), "limit") ?? Int64(AdminAuditLog.defaultLimit)
         guard AdminAuditLog.limitRange.contains(Int(clamping: limit)) else {
             throw APIError(.validationFailed, "limit: a whole number from 1 to \(AdminAuditLog.limitRange.upperBound)")

@@ -48,6 +48,14 @@ public struct AppRequestContext: RequestContext, RemoteAddressRequestContext {
     /// per address.
     public var remoteAddress: SocketAddress? { channel.remoteAddress }
 
+    /// A flag set when the client's connection closes: a long read given it stops there and
+    /// ends its transaction (SPEC §5: a request whose client has gone is cancelled within 1 s).
+    func clientGone() -> CancellationFlag {
+        let flag = CancellationFlag()
+        channel.closeFuture.whenComplete { _ in flag.cancel() }
+        return flag
+    }
+
     public init(source: Source) {
         coreContext = .init(source: source)
         channel = source.channel

@@ -86,12 +86,14 @@ public func buildRouter(
     if configuration.accessLog { router.add(middleware: AccessLogMiddleware()) }
     router.add(middleware: ErrorBodyMiddleware())
     router.add(middleware: RequestMetricsMiddleware())
+    // Before every route and every key check: a query parameter given twice (SPEC §14).
+    router.add(middleware: QueryParametersMiddleware())
     let routes = RouteTable(router: indexed)
     let streamReads = StreamReads(
         limit: configuration.streamReadConnections ?? StreamReads.defaultLimit(poolSize: service.databaseConnections))
     let streams = StreamRegistry(
         maxPerApp: configuration.maxStreamsPerApp, maxTotal: configuration.maxStreams, inactivity: configuration.streamInactivity,
-        reads: streamReads)
+        reads: streamReads, revocations: service.keys)
     // Keys and per-app limits on the API's groups; health and metrics are outside them. The
     // dashboard signs in with its own sessions and is charged to the same per-app limiter.
     // Failed authentications, counted per peer for the API and the dashboard's sign-in alike.

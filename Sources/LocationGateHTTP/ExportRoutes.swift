@@ -24,12 +24,15 @@ struct ExportRoutes {
     @Sendable func export(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.caller()
         let user = try PathParameters.identifier(context, "user", field: "userId")
+        // Costly work: at most two exports of an app at once (429 beyond), held while it streams.
+        let permit = try service.admitExport(appID: identity.appID)
         let export = try await service.beginExport(appID: identity.appID, userID: user, now: Date())
         let service = self.service
         var headers = HTTPFields()
         headers[.contentType] = "application/json"
         headers[.cacheControl] = "no-store"
         return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+            defer { permit.release() }
             try await service.writeExport(export) { bytes in
                 try await writer.write(ByteBuffer(bytes: bytes))
             }

@@ -4,9 +4,9 @@ import LocationGateService
 
 /// Retention (SPEC §13): `PUT /v1/apps/{appId}/retention` `{"days": N}` sets how many days the
 /// app's events are kept (1 to 36500; null keeps everything, the default), `GET` answers
-/// `{"days", "lastRun"}`, `lastRun` being the app's last run that erased events (`{"at", "cut",
-/// "events", "devices"}`, null when none has). Both take that app's admin key; any other app's
-/// id is 404, as an unknown one.
+/// `{"days", "lastRun"}`, `lastRun` being the app's last run (`{"at", "cut", "events",
+/// "devices"}`, one that erased nothing included; null before the first). Both take that app's
+/// admin key; any other app's id is 404, as an unknown one.
 struct RetentionRoutes {
     let service: any RetentionService
 

@@ -51,8 +51,15 @@ enum ServerSentEvents {
                 continuation.finish()
             }
             let shutdown = ShutdownFlag()
+            // A revoked key's stream ends at once: the buffer is finished and what it still
+            // holds is never written (SPEC §5).
+            slot.onRevoke {
+                continuation.finish()
+                producer.cancel()
+            }
             await withGracefulShutdownHandler {
                 for await buffer in buffers {
+                    if slot.isRevoked { break }
                     do {
                         try await writer.write(buffer)
                     } catch {
@@ -65,7 +72,7 @@ enum ServerSentEvents {
             }
             producer.cancel()
             slot.release()
-            if shutdown.isSet {
+            if shutdown.isSet, !slot.isRevoked {
                 // Written here, not buffered: a full buffer would drop it. A client that went
                 // away fails the write, which changes nothing.
                 try? await writer.write(ByteBuffer(string: ServerSentEvents.shutdownRetryField))

@@ -1,4 +1,5 @@
 import Foundation
+import Hummingbird
 import LocationGateService
 import Metrics
 import Synchronization
@@ -16,6 +17,8 @@ final class StreamRegistry: Sendable {
     let bufferLimit: Int
     /// The database connections streams read with at once (`--stream-reads`).
     let reads: StreamReads
+    /// Where a stream's key is watched, so that its revocation closes the stream (SPEC §5).
+    let revocations: (any KeyRevocationWatching)?
 
     private struct Counts {
         var total = 0
@@ -25,12 +28,26 @@ final class StreamRegistry: Sendable {
     private let counts = Mutex(Counts())
     let dropped = Counter(label: "locgate_streams_dropped_total")
 
-    init(maxPerApp: Int, maxTotal: Int, inactivity: Duration, bufferLimit: Int = 256, reads: StreamReads = StreamReads(limit: 1)) {
+    init(
+        maxPerApp: Int, maxTotal: Int, inactivity: Duration, bufferLimit: Int = 256, reads: StreamReads = StreamReads(limit: 1),
+        revocations: (any KeyRevocationWatching)? = nil
+    ) {
         self.maxPerApp = maxPerApp
         self.maxTotal = maxTotal
         self.inactivity = inactivity
         self.bufferLimit = bufferLimit
         self.reads = reads
+        self.revocations = revocations
+    }
+
+    /// Counts in a stream that `request`'s key opens and returns its slot, or throws why not
+    /// (429 or 503 with Retry-After). The slot watches the key: its revocation ends the stream.
+    func open(_ appID: UUID, for request: Request) throws(APIError) -> StreamSlot {
+        let slot = try open(appID)
+        if let revocations, let key = AuthenticationMiddleware.token(in: request) {
+            slot.watch = revocations.watchRevocation(ofKey: key) { [weak slot] in slot?.revoke() }
+        }
+        return slot
     }
 
     /// Counts a stream in and returns its slot, or throws why not (429 or 503 with Retry-After).
@@ -69,6 +86,18 @@ final class StreamSlot: Sendable {
     private let registry: StreamRegistry
     let appID: UUID
     private let released = Mutex(false)
+    /// The watch on the key that opened the stream, cancelled with the slot.
+    fileprivate(set) var watch: KeyWatch? {
+        get { watchHeld.withLock { $0 } }
+        set { watchHeld.withLock { $0 = newValue } }
+    }
+    private let watchHeld = Mutex<KeyWatch?>(nil)
+    /// Whether the key was revoked, and what stops the stream's buffer when it is.
+    private struct Revocation {
+        var revoked = false
+        var stop: (@Sendable () -> Void)?
+    }
+    private let revocation = Mutex(Revocation())
 
     fileprivate init(registry: StreamRegistry, appID: UUID) {
         self.registry = registry
@@ -81,7 +110,31 @@ final class StreamSlot: Sendable {
             defer { released = true }
             return !released
         }
-        if first { registry.close(appID) }
+        if first {
+            watchHeld.withLock { $0 }?.cancel()
+            registry.close(appID)
+        }
+    }
+
+    /// The key that opened the stream was revoked: the stream sends nothing more and ends.
+    func revoke() {
+        let stop = revocation.withLock { state -> (@Sendable () -> Void)? in
+            state.revoked = true
+            return state.stop
+        }
+        stop?()
+    }
+
+    /// True once the key was revoked: nothing more may be written.
+    var isRevoked: Bool { revocation.withLock { $0.revoked } }
+
+    /// What ends the stream's buffer when the key is revoked; run at once when it already was.
+    func onRevoke(_ stop: @escaping @Sendable () -> Void) {
+        let revoked = revocation.withLock { state -> Bool in
+            state.stop = stop
+            return state.revoked
+        }
+        if revoked { stop() }
     }
 
     deinit { release() }

@@ -8,6 +8,8 @@
 ///
 /// Client input still goes through `Codable`, whose errors name the offending field; readers
 /// built on this return nil on anything unexpected, and their callers fall back to `Codable`.
+/// Client bodies are parsed with `parseStrictly`, which refuses an object that names a member
+/// twice (SPEC §14, RFC 7493) in the same pass, and says where.
 public enum JSONNode: Sendable, Hashable {
     case null
     case bool(Bool)
@@ -42,9 +44,79 @@ public enum JSONNode: Sendable, Hashable {
     /// Parses JSON bytes (a request body) without copying them into a `String` first.
     public static func parse(utf8 buffer: UnsafeBufferPointer<UInt8>) -> JSONNode? {
         var parser = Parser(bytes: buffer)
-        guard let value = parser.value() else { return nil }
-        parser.skipSpace()
-        return parser.index == buffer.count ? value : nil
+        return parser.document()
+    }
+
+    /// Why `parseStrictly` refused a text.
+    public enum ParseError: Error, Sendable, Hashable {
+        /// Not JSON.
+        case invalid
+        /// Arrays and objects nested deeper than the parser goes (`Parser.maxDepth`).
+        case tooDeep
+        /// An object names a member twice (RFC 7493's I-JSON forbids it, and JSON leaves open
+        /// which one counts): the path of the second, from the root. Reported only for a text
+        /// that is JSON otherwise.
+        case repeatedName(Path)
+    }
+
+    /// Where a value stands in a document: the members and elements leading to it from the root.
+    public struct Path: Sendable, Hashable, CustomStringConvertible {
+        public enum Step: Sendable, Hashable {
+            case member(String)
+            case element(Int)
+        }
+
+        public var steps: [Step]
+
+        public init(_ steps: [Step]) {
+            self.steps = steps
+        }
+
+        /// As the API's messages name a field: `events[0].data.state`.
+        public var description: String {
+            var text = ""
+            for step in steps {
+                switch step {
+                case .member(let name): text += text.isEmpty ? name : "." + name
+                case .element(let index): text += "[\(index)]"
+                }
+            }
+            return text
+        }
+    }
+
+    /// How deep arrays and objects may nest in a text the parser reads.
+    public static var maxDepth: Int { Parser.maxDepth }
+
+    /// Parses client input (a request body): JSON whose every object names each member once.
+    /// The check is part of the one parse (an object's names are compared as its members are
+    /// read), so it costs a body no second pass.
+    public static func parseStrictly(utf8 buffer: UnsafeBufferPointer<UInt8>) throws(ParseError) -> JSONNode {
+        var parser = Parser(bytes: buffer, checksNames: true)
+        if let value = parser.document() { return value }
+        if parser.tooDeep { throw ParseError.tooDeep }
+        guard let repeated = parser.repeated else { throw ParseError.invalid }
+        // The parse stopped at the repeated name: what follows must still be JSON for the
+        // repeat to be the answer (a text that is not JSON is that first). Only a refused
+        // body is read twice.
+        var plain = Parser(bytes: buffer)
+        guard plain.document() != nil else { throw plain.tooDeep ? ParseError.tooDeep : ParseError.invalid }
+        throw ParseError.repeatedName(Path(repeated.reversed()))
+    }
+
+    /// As `parseStrictly(utf8:)`, for bytes held in an array.
+    public static func parseStrictly(bytes: [UInt8]) throws(ParseError) -> JSONNode {
+        let result: Result<JSONNode, ParseError> = bytes.withUnsafeBufferPointer { buffer in
+            do throws(ParseError) {
+                return .success(try parseStrictly(utf8: buffer))
+            } catch {
+                return .failure(error)
+            }
+        }
+        switch result {
+        case .success(let value): return value
+        case .failure(let error): throw error
+        }
     }
 
     /// True when this is an object whose keys are all different (what JSON leaves open, and
@@ -126,9 +198,29 @@ extension JSONNode {
         /// few deep.
         private var depth = 0
         static let maxDepth = 64
+        /// Whether an object naming a member twice stops the parse (client input).
+        let checksNames: Bool
+        /// Set when the parse stopped at a repeated name: its path, innermost step first, each
+        /// enclosing object and array adding its step as the parse unwinds (nothing is kept
+        /// while the parse goes well).
+        private(set) var repeated: [Path.Step]?
+        /// Set when the parse stopped at `maxDepth`.
+        private(set) var tooDeep = false
+        /// Up to this many members an object's names are compared one by one (objects here
+        /// have a dozen at most); beyond, they are kept in a set, so that a body of one object
+        /// with a hundred thousand members costs no more than its length.
+        static let namesComparedInPlace = 16
 
-        init(bytes: UnsafeBufferPointer<UInt8>) {
+        init(bytes: UnsafeBufferPointer<UInt8>, checksNames: Bool = false) {
             self.bytes = bytes
+            self.checksNames = checksNames
+        }
+
+        /// The whole text as one value, nothing but space after it.
+        mutating func document() -> JSONNode? {
+            guard let value = value() else { return nil }
+            skipSpace()
+            return index == bytes.count ? value : nil
         }
 
         mutating func skipSpace() {
@@ -163,11 +255,15 @@ extension JSONNode {
         }
 
         private mutating func object() -> JSONNode? {
-            guard depth < Self.maxDepth else { return nil }
+            guard depth < Self.maxDepth else {
+                tooDeep = true
+                return nil
+            }
             depth += 1
             defer { depth -= 1 }
             index += 1
             var members: [Member] = []
+            var names: Set<String>?
             skipSpace()
             if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
                 index += 1
@@ -176,10 +272,17 @@ extension JSONNode {
             while true {
                 skipSpace()
                 guard index < bytes.count, bytes[index] == UInt8(ascii: "\""), let key = string() else { return nil }
+                if checksNames, Self.repeats(key, in: members, names: &names) {
+                    repeated = [.member(key)]
+                    return nil
+                }
                 skipSpace()
                 guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return nil }
                 index += 1
-                guard let value = value() else { return nil }
+                guard let value = value() else {
+                    repeated?.append(.member(key))
+                    return nil
+                }
                 members.append(Member(key: key, value: value))
                 skipSpace()
                 guard index < bytes.count else { return nil }
@@ -194,8 +297,24 @@ extension JSONNode {
             }
         }
 
+        /// Whether `key` names a member of `members` already; `names` holds their names once
+        /// the object has more than `namesComparedInPlace` (and takes `key` in).
+        private static func repeats(_ key: String, in members: [Member], names: inout Set<String>?) -> Bool {
+            if names != nil { return names?.insert(key).inserted == false }
+            for member in members where member.key == key { return true }
+            if members.count >= namesComparedInPlace {
+                var all = Set(members.map(\.key))
+                all.insert(key)
+                names = all
+            }
+            return false
+        }
+
         private mutating func array() -> JSONNode? {
-            guard depth < Self.maxDepth else { return nil }
+            guard depth < Self.maxDepth else {
+                tooDeep = true
+                return nil
+            }
             depth += 1
             defer { depth -= 1 }
             index += 1
@@ -206,7 +325,10 @@ extension JSONNode {
                 return .array(values)
             }
             while true {
-                guard let value = value() else { return nil }
+                guard let value = value() else {
+                    repeated?.append(.element(values.count))
+                    return nil
+                }
                 values.append(value)
                 skipSpace()
                 guard index < bytes.count else { return nil }

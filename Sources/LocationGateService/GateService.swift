@@ -74,6 +74,9 @@ public final class GateService: Sendable {
     let appendOrigin = UUID().lowercasedText
     /// Decoded states of `device_state_kinds`, for the dashboard's feature coverage.
     let stateKinds = StateKindCache()
+    /// Previews, exports and analytics: at most two of each kind per app at once, within a
+    /// quarter of the pool (SPEC §5 "Resources").
+    let costly: CostlyWork
 
     /// - Parameters:
     ///   - cacheByteBudget: the device cache's memory bound (`--cache-memory`).
@@ -108,6 +111,7 @@ public final class GateService: Sendable {
         self.features = FeatureCatalog(pool: pool, coherence: coherence)
         self.keys = APIKeys(pool: pool, coherence: coherence)
         self.apps = AppRegistry(pool: pool)
+        self.costly = CostlyWork(connections: max(1, pool.size / 4))
         self.logger = logger
         self.committer = GroupCommitter(
             pool: pool, maxInFlight: max(1, min(groupCommits, pool.size)), maxQueuedEvents: maxQueuedEvents,
@@ -205,7 +209,18 @@ public final class GateService: Sendable {
                 return ServiceError(.overloaded, "the database did not finish the request in time")
             }
         }
-        return ServiceError(.internalError, "the request could not be completed")
+        return ServiceError(.internalError, "the request could not be completed", cause: cause(of: error))
+    }
+
+    /// What went wrong underneath an `internalError`, for the command line and the log: the
+    /// database's message, SQLSTATE and constraint, without its DETAIL (which may quote a row's
+    /// values, such as a user id).
+    static func cause(of error: any Error) -> String {
+        guard let postgres = error as? PostgresError else { return String(describing: error) }
+        var text = postgres.message
+        if let sqlState = postgres.sqlState { text += " [SQLSTATE \(sqlState)]" }
+        if let constraint = postgres.constraint { text += " constraint=\(constraint)" }
+        return text
     }
 
     /// Runs a database operation, translating its errors.

@@ -164,7 +164,7 @@ struct ServiceSessionScript {
             case .fullAccuracy:
                 guard device.state.status.isAuthorized else { return }
                 weights = [(.allowFullAccuracy, 0.65), (.keepReducedAccuracy, 0.35)]
-            case .foreground, .backgroundDialog, .backgroundSettings, .precise:
+            case .foreground, .backgroundDialog, .backgroundSettings, .precise, .locationButton:
                 return  // Android's: never on an Apple device
             }
             guard let choice = device.pick(weights) else { return }

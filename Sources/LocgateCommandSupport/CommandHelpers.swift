@@ -56,6 +56,15 @@ package func withService<T>(_ database: DatabaseOptions, poolSize: Int = 2, _ bo
     }
 }
 
+/// SPEC §14 "Guard rails": a command given an app id that does not exist stops there, non-zero,
+/// with "no such app" and what it therefore did not do, before it reads or writes anything for
+/// the app (an export must never look like "we hold nothing about you"; the log's tables take
+/// their app on trust).
+package func requireApp(_ appID: UUID, in service: GateService, _ consequence: String = "nothing was done") async throws {
+    guard try await service.appName(appID: appID) != nil else {
+        throw CommandFailure(description: "no such app \(appID.uuidString.lowercased()): \(consequence)")
+    }
+}
 
 extension Duration {
     /// The duration in seconds, for reports.

@@ -45,8 +45,9 @@ struct KeysCommand: AsyncParsableCommand {
 
         func run() async throws {
             guard let appID = UUID(uuidString: app), let keyScope = KeyScope(rawValue: scope) else { return }
-            let created = try await withService(database) { [deviceBound] in
-                try await $0.keys.create(appID: appID, scope: keyScope, deviceBound: deviceBound, actor: .cli)
+            let created = try await withService(database) { [deviceBound] service in
+                try await requireApp(appID, in: service, "no key was created")
+                return try await service.keys.create(appID: appID, scope: keyScope, deviceBound: deviceBound, actor: .cli)
             }
             var printed = ["id": created.id.uuidString.lowercased(), "scope": scope, "key": created.key]
             if let secret = created.tokenSecret { printed["tokenSecret"] = secret }
@@ -67,7 +68,10 @@ struct KeysCommand: AsyncParsableCommand {
 
         func run() async throws {
             guard let appID = UUID(uuidString: app) else { return }
-            let keys = try await withService(database) { try await $0.keys.list(appID: appID) }
+            let keys = try await withService(database) { service in
+                try await requireApp(appID, in: service, "it has no keys to list")
+                return try await service.keys.list(appID: appID)
+            }
             struct Keys: Encodable { var keys: [APIKeys.Listing] }
             try printJSON(Keys(keys: keys))
         }
@@ -75,12 +79,24 @@ struct KeysCommand: AsyncParsableCommand {
 }
 
 /// `locgate features put KEY --app ID --requires always --service regionMonitoring`, and
-/// `locgate features preview` with the same options (`FeatureDefinitionOptions.swift`).
+/// `locgate features preview` with the same options (`FeatureDefinitionOptions.swift`);
+/// `locgate features disable KEY --app ID` and `enable`, which change only `disabled`.
 struct FeaturesCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "features", abstract: "Manage the feature catalog.", subcommands: [Put.self, Preview.self])
+    static let configuration = CommandConfiguration(
+        commandName: "features", abstract: "Manage the feature catalog.",
+        subcommands: [Put.self, Preview.self, Disable.self, Enable.self])
 
+    /// Replaces the whole feature, as `PUT /v1/features/{key}` does: a field not given takes
+    /// its default. `disable` and `enable` change the kill switch alone.
     struct Put: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Create or replace a feature.")
+        static let configuration = CommandConfiguration(
+            abstract: "Create a feature, or replace it whole: fields not given take their defaults.",
+            discussion: """
+                Replaces the whole feature: every field not given here (description, services, \
+                minAppVersion, delivery, background, the kill switch) takes its default. To turn a \
+                feature off or on and change nothing else, use `locgate features disable KEY` or \
+                `locgate features enable KEY`.
+                """)
         @OptionGroup var database: DatabaseOptions
         @Argument(help: "The feature key") var key: String
         @Option(help: "The app id") var app: String
@@ -93,9 +109,73 @@ struct FeaturesCommand: AsyncParsableCommand {
         func run() async throws {
             guard let appID = UUID(uuidString: app) else { return }
             let feature = try definition.feature(key: key)
-            let created = try await withService(database) { try await $0.features.put(appID: appID, feature: feature, actor: .cli) }
+            let created = try await withService(database) { service in
+                try await requireApp(appID, in: service, "no feature was put")
+                return try await service.features.put(appID: appID, feature: feature, actor: .cli)
+            }
             FileHandle.standardError.write(Data((created ? "created\n" : "replaced\n").utf8))
             try printJSON(feature)
         }
+    }
+}
+
+extension FeaturesCommand {
+    /// `locgate features disable KEY --app ID`: SPEC §15's kill switch on, nothing else of the
+    /// feature changed (a merge patch of `disabled` alone, `FeatureCatalog.setDisabled`).
+    struct Disable: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Turn a feature off for every device (the kill switch); nothing else of it changes.")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "The feature key") var key: String
+        @Option(help: "The app id") var app: String
+
+        func validate() throws {
+            try FeaturesCommand.validateSwitch(app: app, key: key)
+        }
+
+        func run() async throws {
+            try await FeaturesCommand.setDisabled(true, key: key, app: app, database: database)
+        }
+    }
+
+    /// `locgate features enable KEY --app ID`: the kill switch off again, nothing else changed.
+    struct Enable: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Turn a feature's kill switch off (the gate decides again); nothing else of it changes.")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "The feature key") var key: String
+        @Option(help: "The app id") var app: String
+
+        func validate() throws {
+            try FeaturesCommand.validateSwitch(app: app, key: key)
+        }
+
+        func run() async throws {
+            try await FeaturesCommand.setDisabled(false, key: key, app: app, database: database)
+        }
+    }
+
+    static func validateSwitch(app: String, key: String) throws {
+        guard UUID(uuidString: app) != nil else { throw ValidationError("--app must be an app id (a UUID)") }
+        do {
+            try ClientText.checkKey(key, field: "key", bytes: 1...64)
+        } catch {
+            throw ValidationError(error.message)
+        }
+    }
+
+    /// Sets the feature's `disabled` alone, recorded with actor `{"cli": true}` as
+    /// `featureDisabled`/`featureEnabled` (`featurePut` when it was so already), and prints the
+    /// whole feature. An unknown app or feature fails, non-zero.
+    static func setDisabled(_ disabled: Bool, key: String, app: String, database: DatabaseOptions) async throws {
+        guard let appID = UUID(uuidString: app) else { return }
+        let feature = try await withService(database) { service in
+            try await requireApp(appID, in: service, "nothing was changed")
+            guard let feature = try await service.features.setDisabled(disabled, appID: appID, key: key, actor: .cli) else {
+                throw ServiceError(.notFound, "no feature \(key) in app \(appID.uuidString.lowercased()): nothing was changed")
+            }
+            return feature
+        }
+        try printJSON(feature)
     }
 }

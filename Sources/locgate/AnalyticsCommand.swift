@@ -32,7 +32,10 @@ struct AnalyticsCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError(error.message)
         }
-        let rows = try await withService(database) { try await $0.analytics(query) }
+        let rows = try await withService(database) { service in
+            try await requireApp(appID, in: service, "it has no analytics")
+            return try await service.analytics(query)
+        }
         if format == "csv" {
             FileHandle.standardOutput.write(Data(AnalyticsFormat.csv(rows, kind: kind, groupBy: query.groupBy).utf8))
         } else {

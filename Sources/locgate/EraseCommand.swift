@@ -33,6 +33,7 @@ struct EraseCommand: AsyncParsableCommand {
     func run() async throws {
         guard let appID = UUID(uuidString: app) else { return }
         let record = try await withService(database) { service in
+            try await requireApp(appID, in: service, "nothing was erased")
             let requested: ErasureRecord
             if let device {
                 requested = try await service.requestDeviceErasure(appID: appID, userID: user, deviceID: device, actor: .cli)

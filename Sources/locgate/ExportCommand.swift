@@ -35,6 +35,8 @@ struct ExportCommand: AsyncParsableCommand {
         guard let appID = UUID(uuidString: app) else { return }
         let output = self.output
         try await withService(database) { service in
+            // Before the file is made: an unknown app exports nothing rather than "no devices".
+            try await requireApp(appID, in: service, "nothing was exported")
             let export = try await service.beginExport(appID: appID, userID: user)
             if let output {
                 try await service.writeExport(export, toFile: output)

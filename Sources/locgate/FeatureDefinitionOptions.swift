@@ -15,7 +15,8 @@ struct FeatureDefinitionOptions: ParsableArguments {
 
         static func help(for value: Switch) -> ArgumentHelp? {
             switch value {
-            case .disabled: return "Turn the feature off for every device (the kill switch: reason disabledByOperator)"
+            case .disabled:
+                return "Turn the feature off for every device (the kill switch: reason disabledByOperator); `put` replaces the whole feature, `features disable KEY` changes only this"
             case .enabled: return "Let the gate decide (the default)"
             }
         }
@@ -68,7 +69,10 @@ extension FeaturesCommand {
         func run() async throws {
             guard let appID = UUID(uuidString: app) else { return }
             let feature = try definition.feature(key: key)
-            let preview = try await withService(database) { try await $0.previewFeature(appID: appID, feature: feature) }
+            let preview = try await withService(database) { service in
+                try await requireApp(appID, in: service, "nothing to preview")
+                return try await service.previewFeature(appID: appID, feature: feature)
+            }
             try printJSON(preview)
         }
     }

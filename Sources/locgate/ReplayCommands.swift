@@ -23,8 +23,10 @@ struct ReplayCommand: AsyncParsableCommand {
         let progress = EventProgress()
         let clock = ContinuousClock()
         let started = clock.now
+        let appID = app.flatMap(UUID.init(uuidString:))
         try await withService(database, poolSize: 2) { service in
-            let replay = service.replay(appID: app.flatMap(UUID.init(uuidString:)), logger: Logger(label: "locgate.replay"))
+            if let appID { try await requireApp(appID, in: service, "nothing was replayed") }
+            let replay = service.replay(appID: appID, logger: Logger(label: "locgate.replay"))
             if diff {
                 let report = try await replay.diff(sampleSize: sample, progress: progress.report)
                 progress.finish()
@@ -62,10 +64,16 @@ struct VerifyCommand: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOptions
     @Option(help: "Only this app (an app id)") var app: String?
 
+    func validate() throws {
+        if let app, UUID(uuidString: app) == nil { throw ValidationError("--app must be an app id (a UUID)") }
+    }
+
     func run() async throws {
         let progress = EventProgress()
+        let appID = app.flatMap(UUID.init(uuidString:))
         let differences = try await withService(database) { service in
-            try await service.replay(appID: app.flatMap(UUID.init(uuidString:)), logger: Logger(label: "locgate.verify"))
+            if let appID { try await requireApp(appID, in: service, "nothing was verified") }
+            return try await service.replay(appID: appID, logger: Logger(label: "locgate.verify"))
                 .verify(progress: progress.report)
         }
         progress.finish()

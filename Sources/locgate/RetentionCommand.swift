@@ -47,12 +47,16 @@ struct RetentionRunCommand: AsyncParsableCommand {
         let noRetention = CommandFailure(
             description: "the app keeps every event (no retention is set): set one with PUT /v1/apps/\(app.lowercased())/retention")
         if dryRun {
-            let preview = try await withService(database) { try await $0.previewRetention(appID: appID) }
+            let preview = try await withService(database) { service in
+                try await requireApp(appID, in: service, "nothing was erased")
+                return try await service.previewRetention(appID: appID)
+            }
             guard let preview else { throw noRetention }
             try printJSON(preview)
             return
         }
         let outcome = try await withService(database) { (service: GateService) -> Outcome? in
+            try await requireApp(appID, in: service, "nothing was erased")
             guard let days = try await service.retentionDays(appID: appID) else { return nil }
             let now = Date()
             let report = try await service.runRetention(appID: appID, now: now, budget: Self.budget)

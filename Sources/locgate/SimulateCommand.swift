@@ -69,9 +69,7 @@ struct SimulateCommand: AsyncParsableCommand {
         let totals = try await withService(database, poolSize: concurrency + 1) { service in
             // The log's tables take the app on trust (the append path's keys belong to one):
             // an app id given here is checked once, before anything is appended.
-            guard try await service.appName(appID: appID) != nil else {
-                throw CommandFailure(description: "no app \(app.lowercased()): nothing was appended")
-            }
+            try await requireApp(appID, in: service, "nothing was appended")
             return try await Self.drive(service: service, appID: appID, simulator: simulator, devices: firstDevice..<(firstDevice + devices),
                                  batch: batch, concurrency: concurrency, progress: progress)
         }

@@ -47,6 +47,12 @@ struct EventCodingTests {
             .permissionsReset(.unusedApp),
             .appStateChanged(.background, backgroundIndicator: false, foregroundService: true),
             .settingsChanged(authorization: .askEveryTime, preciseLocation: nil),
+            // SPEC §12, the location button (Android 17).
+            .contextReported(DeviceContext(platform: .android, apiLevel: 37, targetSdk: 37,
+                                           declaredPermissions: [.coarse, .fine, .locationButton], fineOnlyForLocationButton: true)),
+            .locationButtonSession(.opened), .locationButtonSession(.closed),
+            .locationButtonSession(.failed, cause: "android.os.RemoteException$Invalid_1"), .locationButtonSession(.failed),
+            .locationButtonResult(granted: true), .locationButtonResult(granted: false),
     ]
 
     @Test("Every event type round-trips through JSON")
@@ -140,6 +146,18 @@ struct EventCodingTests {
         (#"{"type":"serviceSessionChanged","data":{"session":"nav","action":"invalidated","requirement":"always"}}"#, .invalidValue, "data.requirement"),
         (#"{"type":"serviceSessionChanged","data":{"session":"nav","action":"paused"}}"#, .invalidValue, "data.action"),
         (#"{"type":"backgroundActivityChanged","data":{"active":"yes"}}"#, .wrongType, "data.active"),
+        // SPEC §12, the location button: a cause only with failed, a class name's characters, within 128 bytes.
+        (#"{"type":"locationButtonSession","data":{"state":"opened","cause":"SecurityException"}}"#, .invalidValue, "data.cause"),
+        (#"{"type":"locationButtonSession","data":{"state":"closed","cause":"SecurityException"}}"#, .invalidValue, "data.cause"),
+        (#"{"type":"locationButtonSession","data":{"state":"failed","cause":"Service died, Session closed."}}"#, .invalidValue, "data.cause"),
+        (#"{"type":"locationButtonSession","data":{"state":"failed","cause":""}}"#, .invalidValue, "data.cause"),
+        ("{\"type\":\"locationButtonSession\",\"data\":{\"state\":\"failed\",\"cause\":\"\(String(repeating: "E", count: 129))\"}}", .invalidValue, "data.cause"),
+        (#"{"type":"locationButtonSession","data":{"state":"paused"}}"#, .invalidValue, "data.state"),
+        (#"{"type":"locationButtonSession","data":{}}"#, .missingField, "data.state"),
+        (#"{"type":"locationButtonResult","data":{}}"#, .missingField, "data.granted"),
+        (#"{"type":"locationButtonResult","data":{"granted":"yes"}}"#, .wrongType, "data.granted"),
+        (#"{"type":"permissionsRequested","data":{"permissions":["locationButton"]}}"#, .invalidValue, "data.permissions"),
+        (#"{"type":"contextReported","data":{"platform":"iOS","fineOnlyForLocationButton":true}}"#, .invalidValue, "data.fineOnlyForLocationButton"),
     ])
     func badInput(json: String, kind: EventValidationError.Kind, field: String) {
         do {

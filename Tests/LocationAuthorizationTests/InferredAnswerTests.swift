@@ -18,7 +18,7 @@ struct InferredAnswerTests {
             state = makeDevice(platform, os, purposeKeys: ["Nav"])
             state.accept([requestWhenInUse, respond(.allowWhileUsing), .settingsChanged(authorization: nil, preciseLocation: false),
                           .authorizationRequested(.temporaryFullAccuracy("Nav"))])
-        case .foreground, .backgroundDialog, .backgroundSettings, .precise:
+        case .foreground, .backgroundDialog, .backgroundSettings, .precise, .locationButton:
             Issue.record("\(prompt) is Android's, answered by results (AndroidRulesTests)")
         }
         #expect(state.pendingPrompt == prompt, "set-up of \(prompt)")

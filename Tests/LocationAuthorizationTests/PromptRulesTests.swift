@@ -28,7 +28,7 @@ struct PromptRulesTests {
             state.accept([.settingsChanged(authorization: nil, preciseLocation: false),
                           .authorizationRequested(.temporaryFullAccuracy("Nav"))])
             return state
-        case .foreground, .backgroundDialog, .backgroundSettings, .precise:
+        case .foreground, .backgroundDialog, .backgroundSettings, .precise, .locationButton:
             Issue.record("\(prompt) is Android's, answered by results (AndroidRulesTests)")
             return makeDevice(platform, os)
         }

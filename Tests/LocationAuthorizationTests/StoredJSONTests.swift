@@ -46,6 +46,31 @@ struct StoredJSONTests {
         }
     }
 
+    @Test("The location button's events and context (SPEC §12): the data written is Codable's, and reads back to the event")
+    func locationButtonEvents() throws {
+        var events: [LocationEvent] = [
+            .locationButtonSession(.opened), .locationButtonSession(.closed), .locationButtonSession(.failed),
+            .locationButtonSession(.failed, cause: "java.lang.SecurityException"), .locationButtonSession(.failed, cause: "Outer$Inner-2"),
+            .locationButtonResult(granted: true), .locationButtonResult(granted: false),
+            .contextReported(DeviceContext(platform: .android, apiLevel: 37, targetSdk: 37,
+                                           declaredPermissions: [.coarse, .fine, .locationButton], fineOnlyForLocationButton: true)),
+            .contextReported(DeviceContext(fineOnlyForLocationButton: false)),
+        ]
+        events += (0..<400).map(ButtonScenario.event)
+        for event in events {
+            let written = event.dataJSON
+            #expect(try Self.object(written) == Self.codableData(event), "\(written)")
+            #expect(LocationEvent(storedType: event.type.rawValue, data: written) == event, "\(written)")
+            let codable = try JSONSerialization.data(withJSONObject: Self.codableData(event) ?? [:])
+            #expect(LocationEvent(storedType: event.type.rawValue, data: String(decoding: codable, as: UTF8.self)) == event)
+            #expect(try EventCoding.decode(LocationEvent.self, from: JSONEncoder().encode(event)) == event)
+        }
+        // Forms this code does not write: a cause where there was no error, an unknown state.
+        #expect(LocationEvent(storedType: "locationButtonSession", data: #"{"state": "opened", "cause": "X"}"#) == nil)
+        #expect(LocationEvent(storedType: "locationButtonSession", data: #"{"state": "paused"}"#) == nil)
+        #expect(LocationEvent(storedType: "locationButtonResult", data: #"{"granted": 1}"#) == nil)
+    }
+
     @Test("Random device states: written as Codable writes them, read back equal")
     func states() async {
         await propertyCheck(count: 300, input: scenarioInput) { numbers in

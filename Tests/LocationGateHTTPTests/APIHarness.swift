@@ -105,7 +105,7 @@ struct APIClient: Sendable {
         }
         var fields = headers
         if let key { fields[.authorization] = "Bearer \(key)" }
-        if json != nil { fields[.contentType] = "application/json" }
+        if json != nil, fields[.contentType] == nil { fields[.contentType] = "application/json" }
         return try await client.execute(
             uri: path, method: method, headers: fields, body: json.map { ByteBuffer(string: $0) }
         ) { response in

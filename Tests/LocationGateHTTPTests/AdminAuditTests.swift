@@ -15,7 +15,8 @@ import Testing
 struct AdminAuditTests {
     /// An entry of `GET /v1/audit` as the API writes it.
     struct Entry: Decodable, Equatable {
-        var id: Int64
+        /// Opaque: a random UUID, never a position.
+        var id: String
         var at: String
         var actor: [String: AuditDetail]
         var action: String
@@ -25,7 +26,7 @@ struct AdminAuditTests {
 
     struct Page: Decodable {
         var entries: [Entry]
-        var next: Int64?
+        var next: String?
     }
 
     /// A new app through the API: its id, its admin key and that key's id.
@@ -45,13 +46,18 @@ struct AdminAuditTests {
     /// The whole trail of the key's app, a page at a time.
     static func trail(_ api: APIClient, _ key: String) async throws -> [Entry] {
         var entries: [Entry] = []
-        var after: Int64 = 0
+        var query = "?limit=1000"
         while true {
-            let page = try await Self.page(api, key, "?after=\(after)&limit=1000")
+            let page = try await Self.page(api, key, query)
             entries += page.entries
             guard let next = page.next else { return entries }
-            after = next
+            query = "?after=\(next)&limit=1000"
         }
+    }
+
+    /// One field's entry of `details.changes`: `{"from", "to"}`, nil as null.
+    static func change(_ from: AuditDetail?, _ to: AuditDetail?) -> AuditDetail {
+        .object(["from": from ?? .null, "to": to ?? .null])
     }
 
     /// Hex SHA-256, as the server stores keys.
@@ -199,13 +205,26 @@ struct AdminAuditTests {
             #expect(entries.map(\.actor) == actors)
             let targets: [String?] = [appID, readID, readID, "nearby", "nearby", "nearby", appID, appID, erasureID, adminID, adminID]
             #expect(entries.map(\.target) == targets)
+            let created: AuditDetail = .object([
+                "requires": Self.change(nil, .string("whenInUse")), "services": Self.change(nil, .array([])),
+                "accuracy": Self.change(nil, .string("any")), "delivery": Self.change(nil, .string("locationManager")),
+                "background": Self.change(nil, .bool(false)), "disabled": Self.change(nil, .bool(false)),
+            ])
+            let replaced: AuditDetail = .object([
+                "requires": Self.change(.string("whenInUse"), .string("always")), "background": Self.change(.bool(false), .bool(true)),
+            ])
+            let deleted: AuditDetail = .object([
+                "requires": Self.change(.string("always"), nil), "services": Self.change(.array([]), nil),
+                "accuracy": Self.change(.string("any"), nil), "delivery": Self.change(.string("locationManager"), nil),
+                "background": Self.change(.bool(true), nil), "disabled": Self.change(.bool(false), nil),
+            ])
             let details: [[String: AuditDetail]] = [
                 ["name": .string("Audited"), "keyId": .string(adminID)],
                 ["scope": .string("read"), "deviceBound": .bool(false)],
                 ["scope": .string("read")],
-                ["created": .bool(true)],
-                ["created": .bool(false)],
-                [:],
+                ["created": .bool(true), "changes": created],
+                ["created": .bool(false), "changes": replaced],
+                ["changes": deleted],
                 ["days": .int(30)],
                 ["days": .null],
                 [:],
@@ -213,7 +232,8 @@ struct AdminAuditTests {
                 [:],
             ]
             #expect(entries.map(\.details) == details)
-            #expect(entries.map(\.id) == entries.map(\.id).sorted() && Set(entries.map(\.id)).count == entries.count)
+            #expect(entries.allSatisfy { UUID(uuidString: $0.id) != nil && $0.id == $0.id.lowercased() }, "\(entries.map(\.id))")
+            #expect(Set(entries.map(\.id)).count == entries.count)
             for entry in entries {
                 #expect(RFC3339.date(from: entry.at) != nil, "\(entry.at)")
             }
@@ -263,19 +283,19 @@ struct AdminAuditTests {
             let all = try await Self.page(api, admin)
             #expect(all.entries.count == 7 && all.next == nil, "\(all.entries.map(\.action))")
             var pages: [[Entry]] = []
-            var after: Int64 = 0
+            var query = "?limit=3"
             while pages.count < 10 {
-                let page = try await Self.page(api, admin, "?after=\(after)&limit=3")
+                let page = try await Self.page(api, admin, query)
                 pages.append(page.entries)
                 guard let next = page.next else { break }
                 #expect(next == page.entries.last?.id)
-                after = next
+                query = "?after=\(next)&limit=3"
             }
             #expect(pages.map(\.count) == [3, 3, 1])
             #expect(pages.flatMap { $0 } == all.entries)
             let exact = try await Self.page(api, admin, "?limit=7")
             #expect(exact.entries.count == 7 && exact.next == nil, "a page that ends the trail has next null")
-            let beyond = try await Self.page(api, admin, "?after=\(all.entries.last?.id ?? 0)")
+            let beyond = try await Self.page(api, admin, "?after=\(all.entries.last?.id ?? "")")
             #expect(beyond.entries.isEmpty && beyond.next == nil)
             #expect(try await api.call(.get, "/v1/audit?limit=1000", key: admin).status == .ok)
 
@@ -285,6 +305,9 @@ struct AdminAuditTests {
             #expect(try await api.call(.get, "/v1/audit?limit=0", key: admin).status == .unprocessableContent)
             #expect(try await api.call(.get, "/v1/audit?limit=many", key: admin).errorCode == "invalidRequest")
             #expect(try await api.call(.get, "/v1/audit?after=-1", key: admin).errorCode == "invalidRequest")
+            #expect(try await api.call(.get, "/v1/audit?after=0", key: admin).errorCode == "invalidRequest", "a position is no id")
+            let unknown = try await api.call(.get, "/v1/audit?after=\(UUID().uuidString.lowercased())", key: admin)
+            #expect(unknown.status == .unprocessableContent && unknown.text.contains("after"), "\(unknown.text)")
             let twice = try await api.call(.get, "/v1/audit?limit=2&limit=3", key: admin)
             #expect(twice.status == .badRequest && twice.text.contains("limit"), "\(twice.text)")
         }
@@ -386,8 +409,8 @@ struct AdminAuditTests {
             #expect(signInAt.lowerBound < keyAt.lowerBound, "newest first")
             let marker = #"<p><a href="/dashboard/activity?before="#
             let link = try #require(first.text.range(of: marker))
-            let before = String(first.text[link.upperBound...].prefix { $0.isNumber })
-            #expect(!before.isEmpty)
+            let before = String(first.text[link.upperBound...].prefix { $0.isHexDigit || $0 == "-" })
+            #expect(UUID(uuidString: before) != nil, "\(before)")
 
             let second = try await DashboardSessionTests.page(api, "/dashboard/activity?before=\(before)", session: session)
             #expect(second.status == .ok)
@@ -404,7 +427,7 @@ struct AdminAuditTests {
 
             #expect(try await DashboardSessionTests.page(api, "/dashboard/activity", session: nil).status == .seeOther)
             #expect(try await DashboardSessionTests.signOut(api, session: session).status == .seeOther)
-            let last = try await Self.page(api, admin, "?after=0&limit=1000").entries.last
+            let last = try await Self.page(api, admin, "?limit=1000").entries.last
             #expect(last?.action == "dashboardSignOut")
         }
     }

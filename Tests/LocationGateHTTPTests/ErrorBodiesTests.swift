@@ -19,7 +19,7 @@ struct ErrorBodiesTests {
             #expect(method.status == .methodNotAllowed && method.errorCode == "methodNotAllowed")
             #expect(method.headers[.allow] == "POST")
             let features = try await api.call(.post, "/v1/features/x")
-            #expect(features.status == .methodNotAllowed && features.headers[.allow] == "PUT, GET, DELETE")
+            #expect(features.status == .methodNotAllowed && features.headers[.allow] == "PUT, PATCH, GET, DELETE")
             let ofrep = try await api.call(.get, "/ofrep/v1/evaluate/flags")
             #expect(ofrep.status == .methodNotAllowed && ofrep.json["errorCode"] as? String == "GENERAL")
         }

@@ -11,7 +11,7 @@ import Testing
 /// anything. Runs are measured against a time the test chooses (days cannot pass in a test).
 @Suite("Retention: lastRun, and dry runs that change nothing", .timeLimit(.minutes(3)))
 struct RetentionLastRunTests {
-    @Test("lastRun is null until a run erases; a dry run reports what the run then erases and changes nothing; the run records {at, cut, events, devices}; a run that erases nothing leaves lastRun as it was")
+    @Test("lastRun is null before the first run; a dry run reports what the run then erases and changes nothing; the run records {at, cut, events, devices}; a run that erases nothing records itself too, with events and devices 0")
     func lastRunAndDryRun() async throws {
         try await APIHarness.runWithDatabase(privateDatabase: "retention_last_run") { api, service, pool in
             let (appID, admin) = try await api.createApp()
@@ -59,18 +59,26 @@ struct RetentionLastRunTests {
             #expect(at >= before.addingTimeInterval(-1) && at <= Date().addingTimeInterval(1), "\(lastRun)")
             #expect(try await RetentionTests.count(pool, "SELECT count(*) FROM events WHERE app_id = \(app)") == Int64(later.count))
 
-            // Nothing left before the cut: a dry run says so, and a run erasing nothing keeps lastRun.
+            // Nothing left before the cut: a dry run says so, and a run erasing nothing is the
+            // last run now, with 0 (an operator sees that the schedule runs).
             let empty = try #require(try await service.previewRetention(appID: app, now: now))
             #expect(empty.events == 0 && empty.devices == 0, "\(empty)")
+            #expect(try await api.call(.get, path, key: admin).text == shown.text, "a dry run records nothing")
+            let secondStart = Date()
             #expect(try await service.runRetention(appID: app, now: now).events == 0)
-            #expect(try await api.call(.get, path, key: admin).text == shown.text)
+            let again = try await api.call(.get, path, key: admin)
+            let nothing = try #require(again.json["lastRun"] as? [String: Any], "\(again.text)")
+            #expect(nothing["events"] as? Int == 0 && nothing["devices"] as? Int == 0, "\(again.text)")
+            #expect(nothing["cut"] as? String == preview.cut, "\(again.text)")
+            let secondAt = try #require((nothing["at"] as? String).flatMap(RFC3339.date(from:)))
+            #expect(secondAt >= secondStart.addingTimeInterval(-1) && secondAt >= at, "\(again.text)")
             // Another app's key sees none of it.
             let (_, stranger) = try await api.createApp("stranger")
             #expect(try await api.call(.get, path, key: stranger).status == .notFound)
         }
     }
 
-    @Test("The servers' scheduled run records each app's last run as a run of one app does; an app whose run erased nothing has none")
+    @Test("The servers' scheduled run records each app's last run as a run of one app does; an app whose run erased nothing has one with events and devices 0")
     func scheduledRun() async throws {
         try await APIHarness.runWithDatabase(privateDatabase: "retention_last_run") { api, service, _ in
             let (first, firstAdmin) = try await api.createApp("first")
@@ -88,11 +96,14 @@ struct RetentionLastRunTests {
             let shown = try await api.call(.get, "/v1/apps/\(first)/retention", key: firstAdmin).json
             let lastRun = shown["lastRun"] as? [String: Any]
             #expect(lastRun?["events"] as? Int == 3 && lastRun?["devices"] as? Int == 1, "\(shown)")
-            #expect(try await api.call(.get, "/v1/apps/\(second)/retention", key: secondAdmin).text == #"{"days":1,"lastRun":null}"#)
+            let quiet = try await api.call(.get, "/v1/apps/\(second)/retention", key: secondAdmin).json
+            let quietRun = quiet["lastRun"] as? [String: Any]
+            #expect(quietRun?["events"] as? Int == 0 && quietRun?["devices"] as? Int == 0, "\(quiet)")
+            #expect(quietRun?["cut"] as? String == lastRun?["cut"] as? String, "both apps keep a day, measured at the same time")
         }
     }
 
-    @Test("locgate retention run --dry-run prints {cut, events, devices} and changes nothing; a run prints what it erased; an app that keeps everything is refused")
+    @Test("locgate retention run --dry-run prints {cut, events, devices} and changes nothing; a run prints what it erased and is the last run, with 0 when it erased nothing; an app that keeps everything is refused")
     func command() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: LocgateServer.binary.path), "build locgate first: \(LocgateServer.binary.path)")
         try await APIHarness.runWithDatabase(privateDatabase: "retention_last_run") { api, service, pool in
@@ -116,7 +127,9 @@ struct RetentionLastRunTests {
             let outcome = (try? JSONSerialization.jsonObject(with: Data(run.output.utf8))) as? [String: Any] ?? [:]
             #expect(outcome["events"] as? Int == 0 && outcome["unfinished"] as? Bool == false, "\(run.output)")
             #expect(try await RetentionTests.count(pool, "SELECT count(*) FROM events WHERE app_id = \(app)") == 3)
-            #expect(try await api.call(.get, "/v1/apps/\(appID)/retention", key: admin).text == #"{"days":1,"lastRun":null}"#)
+            let shown = try await api.call(.get, "/v1/apps/\(appID)/retention", key: admin).json
+            let lastRun = shown["lastRun"] as? [String: Any]
+            #expect(lastRun?["events"] as? Int == 0 && lastRun?["devices"] as? Int == 0, "\(shown)")
         }
     }
 }

@@ -60,15 +60,15 @@ struct EventBatchReaderTests {
         #expect(readByHand > 200)
     }
 
-    @Test("Forms clients may use: whitespace, unknown keys, nulls, upper-case ids, fractions, edge dates")
+    @Test("Forms clients may use: whitespace, unknown keys in data and beside events, upper-case ids, fractions, edge dates")
     func forms() throws {
         let id = "5B1C2A4E-9F3D-4C2B-8A1E-0D2C3B4A5F6E"
         let bodies = [
             #"{"events":[{"id":"\#(id)","userId":"u","deviceId":"d","occurredAt":"2026-11-22T10:00:00Z","type":"appStateChanged","data":{"state":"foreground"}}]}"#,
-            "{\n  \"events\" : [ {\"id\" : \"\(id.lowercased())\", \"userId\":\"u.1@x\", \"deviceId\":\"d:2-_\",\n\t\"occurredAt\":\"2024-02-29T23:59:59.5Z\", \"type\":\"promptResponded\", \"data\":{\"choice\":\"allowOnce\", \"extra\": [1, -2, 0, true, null, {}]}, \"more\": {\"a\": \"b\"} } ] , \"note\": \"x\"}\r\n",
-            #"{"events":[{"id":"\#(id)","userId":"u","deviceId":"d","occurredAt":"1970-01-01T00:00:00.001Z","expectedVersion":0,"type":"settingsChanged","data":{"authorization":"always","preciseLocation":null}}]}"#,
+            "{\n  \"events\" : [ {\"id\" : \"\(id.lowercased())\", \"userId\":\"u.1@x\", \"deviceId\":\"d:2-_\",\n\t\"occurredAt\":\"2024-02-29T23:59:59.5Z\", \"type\":\"promptResponded\", \"data\":{\"choice\":\"allowOnce\", \"extra\": [1, -2, 0, true, null, {}]} } ] , \"note\": \"x\"}\r\n",
+            #"{"events":[{"id":"\#(id)","userId":"u","deviceId":"d","occurredAt":"1970-01-01T00:00:00.001Z","expectedVersion":0,"type":"settingsChanged","data":{"authorization":"always","precise":null}}]}"#,
             #"{"events":[{"id":"\#(id)","userId":"u","deviceId":"d","occurredAt":"2000-12-31T12:34:56.789Z","expectedVersion":9007199254740991,"type":"statusObserved","data":{"status":"authorizedWhenInUse","accuracy":"reduced"}}]}"#,
-            #"{"events":[{"id":"\#(id)","userId":"u","deviceId":"d","occurredAt":"1970-07-20T20:17:40.25Z","expectedVersion":null,"type":"appStateChanged","data":{"state":"background","backgroundIndicator":null}}]}"#,
+            #"{"events":[{"id":"\#(id)","userId":"u","deviceId":"d","occurredAt":"1970-07-20T20:17:40.25Z","expectedVersion":7,"type":"appStateChanged","data":{"state":"background","backgroundIndicator":true}}]}"#,
             #"{"events":[{"id":"\#(id)","userId":"u","deviceId":"d","occurredAt":"9999-12-31T23:59:59.999Z","type":"locationServicesChanged","data":{"enabled":false}}]}"#,
             #"{"events":[{"id":"\#(id)","userId":"u","deviceId":"d","occurredAt":"2026-01-01T00:00:00Z","type":"authorizationRequested","data":{"request":"whenInUse"}}]}"#,
             #"{"events":[]}"#,
@@ -112,17 +112,19 @@ struct EventBatchReaderTests {
         }
     }
 
-    @Test("A body nested deeper than the reader reads is left to JSONDecoder, which refuses it: no stack overflow")
+    @Test("A body nested deeper than the parser reads is refused (400), not read by JSONDecoder: no stack overflow")
     func deepNesting() throws {
-        for depth in [61, 62, 64, 1_000, 300_000] {
+        for depth in [60, 61, 64, 1_000, 300_000] {
             let opening = String(repeating: "[", count: depth), closing = String(repeating: "]", count: depth)
-            let body = #"{"events":[{"id":"5b1c2a4e-9f3d-4c2b-8a1e-0d2c3b4a5f6e","userId":"u","deviceId":"d","occurredAt":"2026-11-22T10:00:00Z","type":"appStateChanged","data":{"state":"foreground"},"extra":"#
-                + opening + closing + "}]}"
+            let body = #"{"events":[{"id":"5b1c2a4e-9f3d-4c2b-8a1e-0d2c3b4a5f6e","userId":"u","deviceId":"d","occurredAt":"2026-11-22T10:00:00Z","type":"appStateChanged","data":{"state":"foreground","extra":"#
+                + opening + closing + "}}]}"
             let read = read(body)
-            // The envelope is three deep: the extra value fits in 61 more levels.
-            #expect((read != nil) == (depth <= 61), "depth \(depth)")
-            if depth > 600 {
-                #expect(throws: ServiceError.self) { try EventBatch.decode(Data(body.utf8), maxEvents: 10) }
+            // The envelope and its data are four deep: a field of data fits in 60 more levels.
+            #expect((read != nil) == (depth <= 60), "depth \(depth)")
+            if depth > 60 {
+                #expect(throws: ServiceError(.invalidRequest, "the body nests arrays and objects more than 64 deep")) {
+                    try EventBatch.decode(Data(body.utf8), maxEvents: 10)
+                }
             }
         }
         #expect(JSONNode.parse(String(repeating: "{\"a\":", count: 100_000) + "1" + String(repeating: "}", count: 100_000)) == nil)

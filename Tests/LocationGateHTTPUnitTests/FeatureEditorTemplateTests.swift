@@ -31,8 +31,9 @@ struct FeatureEditorTemplateTests {
         #expect(html.contains(#"<option value="full" selected>full</option>"#))
         #expect(html.contains(#"<option value="modern" selected>modern</option>"#))
         #expect(html.contains(#"<option value="false" selected>no</option>"#))
-        #expect(html.contains(#"value="visits" checked"#) && html.contains(#"value="heading" checked"#))
-        #expect(!html.contains(#"value="standard" checked"#))
+        #expect(html.contains(#"name="services.visits" value="true" checked"#) && html.contains(#"name="services.heading" value="true" checked"#))
+        #expect(!html.contains(#"name="services.standard" value="true" checked"#) && html.contains(#"name="services.standard" value="true">"#))
+        #expect(!html.contains(#"name="services" "#), "each service's box has a name of its own: a field is never sent twice")
         #expect(html.contains(#"<input name="minAppVersion" value="5.2""#))
         #expect(html.contains(#"name="disabled" value="true" checked"#))
         #expect(html.contains(#"<form class="editor" id="feature" method="get" action="/dashboard/features/nearby">"#))
@@ -81,9 +82,9 @@ struct FeatureEditorTemplateTests {
 
     @Test("The form's fields are read as PUT reads a body: defaults, checkboxes, a refused floor, a trimmed one")
     func form() throws {
-        let body = "requires=always&services=visits&services=regionMonitoring&accuracy=any&delivery=locationManager&background="
+        let body = "requires=always&services.visits=true&services.regionMonitoring=true&accuracy=any&delivery=locationManager&background="
             + "&description=Lights+on%21&minAppVersion=+5.2+&disabled=true&preview=1"
-        let form = FeatureForm(pairs: DashboardRoutes.formPairs(body))
+        let form = try FeatureForm(form: DashboardForm(body, allowed: FeatureForm.fieldNames.union(["preview"])))
         let feature = try form.feature(key: "arrival")
         #expect(feature == Feature(
             key: "arrival", requires: .always, services: [.visits, .regionMonitoring], description: "Lights on!", disabled: true,

@@ -56,7 +56,7 @@ struct KeyUseTests {
 /// The trail's reads as the service answers them (the HTTP tests cover what records it).
 @Suite("Admin audit trail: reading", .timeLimit(.minutes(2)))
 struct AdminAuditLogTests {
-    @Test("entries pages oldest first and refuses a limit outside 1...1000; recentEntries pages newest first")
+    @Test("entries pages oldest first after an entry's id and refuses a limit outside 1...1000 or another app's id; recentEntries pages newest first")
     func reading() async throws {
         let pool = try await TestDatabase.pool(size: 2)
         let service = GateService(pool: pool, logger: TestDatabase.logger)
@@ -64,12 +64,14 @@ struct AdminAuditLogTests {
         var keyIDs: [UUID] = []
         for _ in 0..<5 { keyIDs.append(try await service.keys.create(appID: appID, scope: .read, actor: .cli).id) }
 
-        let all = try await service.adminAudit.entries(appID: appID, after: 0, limit: 100)
+        let all = try await service.adminAudit.entries(appID: appID, after: nil, limit: 100)
         #expect(all.entries.map { $0.target ?? "" } == keyIDs.map(\.lowercasedText))
         #expect(all.entries.allSatisfy { $0.actor == .cli && $0.action == AuditAction.keyCreated.rawValue })
         #expect(all.next == nil)
-        let firstTwo = try await service.adminAudit.entries(appID: appID, after: 0, limit: 2)
+        let firstTwo = try await service.adminAudit.entries(appID: appID, after: nil, limit: 2)
         #expect(firstTwo.entries == Array(all.entries.prefix(2)) && firstTwo.next == all.entries[1].id)
+        let nextTwo = try await service.adminAudit.entries(appID: appID, after: firstTwo.next, limit: 2)
+        #expect(nextTwo.entries == Array(all.entries.dropFirst(2).prefix(2)))
 
         let newest = try await service.adminAudit.recentEntries(appID: appID, before: nil, limit: 3)
         #expect(newest.entries == Array(all.entries.reversed().prefix(3)))
@@ -78,13 +80,21 @@ struct AdminAuditLogTests {
 
         for limit in [0, 1001] {
             do {
-                _ = try await service.adminAudit.entries(appID: appID, after: 0, limit: limit)
+                _ = try await service.adminAudit.entries(appID: appID, after: nil, limit: limit)
                 Issue.record("limit \(limit) was accepted")
             } catch {
                 #expect(error.code == .validationFailed && error.message.hasPrefix("limit"))
             }
         }
-        #expect(try await service.adminAudit.entries(appID: UUID(), after: 0, limit: 10).entries.isEmpty)
+        #expect(try await service.adminAudit.entries(appID: UUID(), after: nil, limit: 10).entries.isEmpty)
+        // An entry's id is no cursor into another app's trail.
+        let otherApp = try await TestDatabase.makeApp(pool)
+        do {
+            _ = try await service.adminAudit.entries(appID: otherApp, after: all.entries[0].id, limit: 10)
+            Issue.record("another app's entry id was taken as a cursor")
+        } catch {
+            #expect(error.code == .validationFailed && error.message.hasPrefix("after"))
+        }
         await pool.close()
     }
 }

@@ -1,6 +1,8 @@
 """The `locgate` commands against the e2e database (Deploy/e2e): a command given an app id that
 does not exist refuses before it writes anything (the log's tables take their app on trust,
-docs/operations.md)."""
+docs/operations.md), saying "no such app" and exiting non-zero; a command that fails prints the
+error's code and message; `features disable` and `enable` change only the kill switch."""
+import json
 import os
 import subprocess
 import uuid
@@ -15,11 +17,103 @@ def psql(sql):
                           capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1]
 
 
+def locgate(*args, timeout=60):
+    return subprocess.run([LOCGATE, *args, "--database-name", DATABASE, "--log-level", "warning"],
+                          capture_output=True, text=True, timeout=timeout)
+
+
 def test_simulate_refuses_an_unknown_app_and_appends_nothing():
     app = str(uuid.uuid4())
-    run = subprocess.run([LOCGATE, "simulate", "--app", app, "--devices", "3", "--database-name", DATABASE,
-                          "--log-level", "warning"], capture_output=True, text=True, timeout=60)
+    run = locgate("simulate", "--app", app, "--devices", "3")
     assert run.returncode != 0, run.stdout
-    assert f"no app {app}" in run.stderr, run.stderr
+    assert f"no such app {app}" in run.stderr, run.stderr
     for table in ["events", "streams", "device_states", "device_counts"]:
         assert psql(f"SELECT count(*) FROM {table} WHERE app_id = '{app}'") == "0", table
+
+
+def test_every_command_with_an_app_refuses_an_unknown_one():
+    app = str(uuid.uuid4())
+    commands = [
+        ["keys", "create", "--app", app, "--scope", "read"],
+        ["keys", "list", "--app", app],
+        ["features", "put", "nearby", "--app", app, "--requires", "whenInUse"],
+        ["features", "preview", "nearby", "--app", app, "--requires", "whenInUse"],
+        ["features", "disable", "nearby", "--app", app],
+        ["features", "enable", "nearby", "--app", app],
+        ["export", "--app", app, "--user", "someone"],
+        ["erase", "--app", app, "--user", "someone", "--wait", "1"],
+        ["erase", "--app", app, "--user", "someone", "--device", "phone", "--wait", "1"],
+        ["retention", "run", "--app", app],
+        ["retention", "run", "--app", app, "--dry-run"],
+        ["analytics", "prompts", "--app", app],
+        ["replay", "--app", app],
+        ["verify", "--app", app],
+    ]
+    for command in commands:
+        run = locgate(*command)
+        name = " ".join(command[:2])
+        assert run.returncode != 0, f"{name} exited 0: {run.stdout}"
+        assert f"no such app {app}" in run.stderr, f"{name}: {run.stderr}"
+        assert "internalError" not in run.stderr, f"{name}: {run.stderr}"
+        # Nothing that could read as an answer: an export of an unknown app is no empty export.
+        assert run.stdout.strip() == "", f"{name} printed {run.stdout}"
+    for table in ["api_keys", "features", "erasures", "admin_audit"]:
+        assert psql(f"SELECT count(*) FROM {table} WHERE app_id = '{app}'") == "0", table
+
+
+def create_app(name):
+    run = locgate("apps", "create", name)
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout)["appId"]
+
+
+def stored(app, key):
+    return json.loads(psql(f"SELECT definition::text FROM features WHERE app_id = '{app}' AND key = '{key}'"))
+
+
+def last_audit(app):
+    row = psql(f"SELECT json_build_array(action, actor_kind, details)::text FROM admin_audit "
+               f"WHERE app_id = '{app}' ORDER BY id DESC LIMIT 1")
+    return json.loads(row)
+
+
+def test_features_disable_and_enable_change_only_disabled():
+    app = create_app("kill switch from the command line")
+    put = locgate("features", "put", "nearby", "--app", app, "--requires", "always", "--service", "regionMonitoring",
+                  "--accuracy", "full", "--description", "Lights on when you get home", "--min-app-version", "5.2")
+    assert put.returncode == 0, put.stderr
+    # Fields the command line's put does not set, set here so that their keeping shows.
+    psql(f"""UPDATE features SET definition = definition || '{{"delivery": "modern", "background": false}}'
+             WHERE app_id = '{app}' AND key = 'nearby' RETURNING key""")
+    before = stored(app, "nearby")
+
+    disabled = locgate("features", "disable", "nearby", "--app", app)
+    assert disabled.returncode == 0, disabled.stderr
+    printed = json.loads(disabled.stdout)
+    assert printed == {**before, "disabled": True}, printed
+    assert stored(app, "nearby") == {**before, "disabled": True}
+    action, actor, details = last_audit(app)
+    assert (action, actor) == ("featureDisabled", "cli")
+    assert details == {"changes": {"disabled": {"from": False, "to": True}}}, details
+
+    enabled = locgate("features", "enable", "nearby", "--app", app)
+    assert enabled.returncode == 0, enabled.stderr
+    assert json.loads(enabled.stdout) == before
+    assert stored(app, "nearby") == before
+    action, actor, details = last_audit(app)
+    assert (action, actor, details) == ("featureEnabled", "cli", {"changes": {"disabled": {"from": True, "to": False}}})
+
+
+def test_a_failing_command_prints_its_code_and_message():
+    app = create_app("failures")
+    run = locgate("features", "disable", "ghost", "--app", app)
+    assert run.returncode != 0, run.stdout
+    assert "notFound" in run.stderr and "no feature ghost" in run.stderr, run.stderr
+    assert psql(f"SELECT count(*) FROM admin_audit WHERE app_id = '{app}' AND action <> 'appCreated'") == "0"
+
+
+def test_features_put_says_it_replaces_the_whole_feature():
+    run = subprocess.run([LOCGATE, "features", "put", "--help"], capture_output=True, text=True, timeout=30)
+    assert run.returncode == 0, run.stderr
+    text = " ".join(run.stdout.split())
+    assert "replace it whole" in text and "features disable KEY" in text, run.stdout

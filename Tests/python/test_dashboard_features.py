@@ -182,7 +182,7 @@ def test_edit_preview_save_and_kill_switch(app, browser):
     page.fill("input[name=key]", "geofence")
     page.click("form[action='/dashboard/feature'] button")
     page.wait_for_url(URL + "/dashboard/features/geofence")
-    page.check("input[name=services][value=regionMonitoring]")
+    page.check("input[name='services.regionMonitoring']")
     page.click("#preview")
     page.wait_for_url(re.compile(r".*/dashboard/features/geofence\?.*"))
     previewed = [dict(zip(headers(page, "preview"), cells)) for cells in table(page, "preview")]

@@ -110,3 +110,69 @@ def test_gate_query_sizes(key):
                         {"devices": [{"userId": "u", "deviceId": f"d{i}"} for i in range(10001)]})
     refused(status, body)
     alive()
+
+
+# SPEC §14 "Strict input": what a client could slip past a lenient reader.
+
+@pytest.mark.parametrize("method,path", [
+    ("GET", "/v1/users/u/devices/d/gates?feature=a&feature=b"), ("POST", "/v1/events?x=1&x=2"),
+    ("GET", "/v1/analytics/prompts?from=2026-01-01&%66rom=2026-01-02"), ("GET", "/healthz?x&x"),
+    ("GET", "/metrics?x=1&x=1"), ("GET", "/nowhere?x=1&x=1"), ("GET", "/dashboard?from=a&from=b"),
+    ("GET", "/dashboard/signin?x=1&x=2"),
+])
+def test_query_parameter_twice_anywhere(key, method, path):
+    for bearer in (key, "not-a-key"):
+        status, body = call(method, path, bearer)
+        assert status == 400, (path, status, body[:300])
+        error = json.loads(body)["error"]
+        assert error["code"] == "invalidRequest" and "given twice" in error["message"], body
+    alive()
+
+
+def test_query_parameter_twice_under_ofrep(key):
+    for method, path in [("POST", "/ofrep/v1/evaluate/flags/f?x=1&x=1"),
+                         ("GET", "/ofrep/v1/event-streams?targetingKey=u&targetingKey=v")]:
+        status, body = call(method, path, key, raw=b"{}" if method == "POST" else None)
+        assert status == 400, (path, status, body[:300])
+        assert json.loads(body)["errorCode"] == "INVALID_CONTEXT", body
+    alive()
+
+
+def test_unknown_event_member_and_repeated_names(key):
+    misspelt = json.dumps({"events": [event(), event(expectedVerison=3)]})
+    status, body = call("POST", "/v1/events", key, raw=misspelt.encode())
+    assert status == 422 and json.loads(body)["error"]["index"] == 1, body
+    assert json.loads(body)["error"]["message"].startswith("expectedVerison:"), body
+    twice = json.dumps({"events": [event()]}).replace('"data": {"state": "foreground"}',
+                                                        '"data": {"state": "foreground", "state": "background"}')
+    status, body = call("POST", "/v1/events", key, raw=twice.encode())
+    assert status == 400 and json.loads(body)["error"]["message"].startswith("data.state: given twice"), body
+    status, body = call("PUT", "/v1/features/twice", key, raw=b'{"requires": "always", "requires": "whenInUse"}')
+    assert status == 400 and json.loads(body)["error"]["code"] == "invalidRequest", body
+    alive()
+
+
+@pytest.mark.parametrize("version", ["1.5", "1e40", "-0.5", "null"])
+def test_expected_version_not_an_integer(key, version):
+    raw = json.dumps({"events": [event(expectedVersion=0)]}).replace('"expectedVersion": 0', f'"expectedVersion": {version}')
+    status, body = call("POST", "/v1/events", key, raw=raw.encode())
+    assert status == 422, (version, status, body[:300])
+    error = json.loads(body)["error"]
+    assert error["message"].startswith("expectedVersion:") and error["index"] == 0, body
+    alive()
+
+
+def test_null_where_a_value_is_due(key):
+    status, body = call("PUT", "/v1/features/nulled", key, {"requires": "whenInUse", "disabled": None})
+    assert status == 422 and json.loads(body)["error"]["message"].startswith("disabled:"), body
+    status, _ = call("GET", "/v1/features/nulled", key)
+    assert status == 404
+    status, body = call("PUT", "/v1/features/nulled", key, {"requires": "whenInUse", "minAppVersion": None})
+    assert status == 201, body
+    alive()
+
+
+def test_analytics_from_after_to(key):
+    status, body = call("GET", "/v1/analytics/prompts?from=2026-02-01&to=2026-01-01", key)
+    assert status == 422 and json.loads(body)["error"]["message"].startswith("from:"), body
+    alive()

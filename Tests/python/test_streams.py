@@ -333,3 +333,54 @@ def test_changes_carry_status_and_accuracy():
     messages = [data for _, data in read_feed(key, None, 2)]
     assert [(m["version"], m["status"], m["accuracy"]) for m in messages] == [
         (1, "authorizedWhenInUse", "reduced"), (2, "authorizedWhenInUse", "full")], messages
+
+
+def test_revoked_key_closes_its_streams_everywhere_within_a_second():
+    """SPEC §5: a change feed or OFREP event stream that a key opened is closed within the second
+    of its revocation, on the process that took the revocation and on the other, and sends
+    nothing after. Events keep arriving throughout, so an open stream would keep flowing."""
+    admin = new_app("revoked-streams")
+    _, _, created = call("POST", URL, "/v1/keys", admin, {"scope": "read"})
+    read_key, read_id = created["key"], created["id"]
+    stop = threading.Event()
+
+    def writer():
+        index = 0
+        while not stop.is_set() and index < 600:
+            call("POST", URL, "/v1/events", admin, {"events": [event("u", f"d{index % 2}", index % 2 == 0)]})
+            index += 1
+            time.sleep(0.05)
+
+    streams = {
+        "changes here": SSE(URL, "/v1/changes", read_key),
+        "changes there": SSE(URL2, "/v1/changes", read_key),
+        "ofrep here": SSE(URL, "/ofrep/v1/event-streams?targetingKey=u", read_key),
+        "ofrep there": SSE(URL2, "/ofrep/v1/event-streams?targetingKey=u", read_key),
+    }
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        assert all(stream.status == 200 for stream in streams.values())
+        for name, stream in streams.items():
+            assert stream.wait(2, 10), f"{name} flows before the revocation"
+        status, _, _ = call("DELETE", URL, f"/v1/keys/{read_id}", admin)
+        assert status == 204
+        revoked_at = time.monotonic()
+        for name, stream in streams.items():
+            deadline = revoked_at + 1.0
+            with stream.condition:
+                while not stream.closed and time.monotonic() < deadline:
+                    stream.condition.wait(deadline - time.monotonic())
+                assert stream.closed, f"{name} still open 1 s after its key was revoked"
+                late = [received - revoked_at for _, _, received in stream.messages if received > revoked_at + 0.2]
+            assert not late, f"{name} sent {len(late)} messages after the revocation"
+        # The key itself is refused at once, on both processes.
+        for url in (URL, URL2):
+            refused = SSE(url, "/v1/changes", read_key)
+            assert refused.status == 401
+            refused.close()
+    finally:
+        stop.set()
+        thread.join()
+        for stream in streams.values():
+            stream.close()

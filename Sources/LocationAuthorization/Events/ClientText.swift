@@ -27,6 +27,18 @@ public enum ClientText {
         }
     }
 
+    /// A Java class name as an error's cause (SPEC §12, `locationButtonSession.cause`): `bytes`
+    /// bytes of `[A-Za-z0-9._$-]` (`$` for nested classes, `RemoteException$…`).
+    public static func checkClassName(_ text: String, field: String, bytes: ClosedRange<Int>) throws(EventValidationError) {
+        let count = text.utf8.count
+        guard bytes.contains(count) else {
+            throw EventValidationError.invalid(field, lengthMessage(bytes, count) + " of A-Z a-z 0-9 . _ $ -")
+        }
+        guard text.utf8.allSatisfy({ isKeyByte($0) || $0 == UInt8(ascii: "$") }) else {
+            throw EventValidationError.invalid(field, "must be made of A-Z a-z 0-9 . _ $ - only")
+        }
+    }
+
     /// The group analytics give the counts of an `appVersion` that only erased devices reported
     /// (SPEC §13): reserved, so that no client's own version is ever taken for it.
     public static let erasedAppVersion = "(erased)"

@@ -71,7 +71,16 @@ extension EventSubmission: Codable {
         guard RFC3339.acceptedRange.contains(occurredAt) else {
             throw EventValidationError.invalid("occurredAt", RFC3339.rangeMessage)
         }
-        let expectedVersion = try container.decodeIfPresent(Int64.self, forKey: .expectedVersion)
+        let expectedVersion: Int64?
+        do {
+            expectedVersion = try container.decodeIfPresent(Int64.self, forKey: .expectedVersion)
+        } catch let error as DecodingError {
+            throw error
+        } catch {
+            // Foundation's decoder calls a number that is no Int64 (`1.5`, `1e40`) a body that
+            // is not JSON at all; SPEC §14 makes it a 422 naming the field. (`1.0` it reads as 1.)
+            throw EventValidationError.invalid("expectedVersion", "must be an integer (the stream's version before this event)")
+        }
         if let expectedVersion, expectedVersion < 0 {
             throw EventValidationError.invalid("expectedVersion", "must be 0 or more")
         }

@@ -11,6 +11,7 @@ extension LocationEvent: Codable {
         case authorization, preciseLocation, enabled, restricted, status, accuracy
         case session, action, requirement, fullAccuracyPurposeKey, active, source, flags
         case foregroundService, permissions, granted, denied, rationale, interrupted, locationEnabled, reason
+        case cause
     }
 
     /// Keys inside `data` are bounded so that one event cannot bloat the log (bytes).
@@ -129,6 +130,19 @@ extension LocationEvent: Codable {
             return .permissionsObserved(granted: granted, locationEnabled: try data.decodeIfPresent(Bool.self, forKey: .locationEnabled))
         case .permissionsReset:
             return .permissionsReset(try Self.decodeEnum(PermissionsResetReason.self, data, .reason))
+        case .locationButtonSession:
+            let state = try Self.decodeEnum(LocationButtonSessionState.self, data, .state)
+            let cause = try data.decodeIfPresent(String.self, forKey: .cause)
+            if let cause {
+                // Nothing is stored altered: a cause where there was no error is refused, not dropped.
+                guard state == .failed else {
+                    throw EventValidationError.invalid("data.cause", "only a state of failed has it")
+                }
+                try ClientText.checkClassName(cause, field: "data.cause", bytes: LocationButton.causeBytes)
+            }
+            return .locationButtonSession(state, cause: cause)
+        case .locationButtonResult:
+            return .locationButtonResult(granted: try data.decode(Bool.self, forKey: .granted))
         }
     }
 
@@ -247,6 +261,11 @@ extension LocationEvent: Codable {
             try data.encodeIfPresent(locationEnabled, forKey: .locationEnabled)
         case .permissionsReset(let reason):
             try data.encode(reason, forKey: .reason)
+        case .locationButtonSession(let state, let cause):
+            try data.encode(state, forKey: .state)
+            try data.encodeIfPresent(cause, forKey: .cause)
+        case .locationButtonResult(let granted):
+            try data.encode(granted, forKey: .granted)
         }
     }
 
@@ -279,6 +298,7 @@ extension DeviceContext: Codable {
     private enum CodingKeys: String, CodingKey {
         case platform, osVersion, appVersion, usageDescriptions, temporaryUsagePurposeKeys, defaultAccuracyReduced
         case requireExplicitServiceSession, backgroundLocationMode, apiLevel, targetSdk, declaredPermissions
+        case fineOnlyForLocationButton
         case installID = "installId"
     }
 
@@ -314,7 +334,17 @@ extension DeviceContext: Codable {
         self.backgroundLocationMode = try container.decodeIfPresent(Bool.self, forKey: .backgroundLocationMode)
         // Android (SPEC §12): 1..99; on another platform these fields do not exist.
         for key in [CodingKeys.apiLevel, .targetSdk] {
-            guard let level = try container.decodeIfPresent(Int.self, forKey: key) else { continue }
+            let decoded: Int?
+            do {
+                decoded = try container.decodeIfPresent(Int.self, forKey: key)
+            } catch let error as DecodingError {
+                throw error
+            } catch {
+                // A number that is no integer (`30.5`): Foundation's decoder would call the whole
+                // body not JSON; SPEC §14 makes it a 422 naming the field.
+                throw EventValidationError.invalid("data.\(key.stringValue)", "must be an integer: an API level from 1 to 99")
+            }
+            guard let level = decoded else { continue }
             guard (1...99).contains(level) else {
                 throw EventValidationError.invalid("data.\(key.stringValue)", "\(level) is not an API level from 1 to 99")
             }
@@ -333,8 +363,10 @@ extension DeviceContext: Codable {
             }
             declaredPermissions = permissions
         }
+        fineOnlyForLocationButton = try container.decodeIfPresent(Bool.self, forKey: .fineOnlyForLocationButton)
         if let platform, platform != .android {
-            for (key, present) in [("apiLevel", apiLevel != nil), ("targetSdk", targetSdk != nil), ("declaredPermissions", declaredPermissions != nil)] where present {
+            for (key, present) in [("apiLevel", apiLevel != nil), ("targetSdk", targetSdk != nil), ("declaredPermissions", declaredPermissions != nil),
+                                   ("fineOnlyForLocationButton", fineOnlyForLocationButton != nil)] where present {
                 throw EventValidationError.invalid("data.\(key)", "only an Android context has it")
             }
         }
@@ -354,6 +386,7 @@ extension DeviceContext: Codable {
         try container.encodeIfPresent(apiLevel, forKey: .apiLevel)
         try container.encodeIfPresent(targetSdk, forKey: .targetSdk)
         try container.encodeIfPresent(declaredPermissions?.sorted(), forKey: .declaredPermissions)
+        try container.encodeIfPresent(fineOnlyForLocationButton, forKey: .fineOnlyForLocationButton)
         try container.encodeIfPresent(installID, forKey: .installID)
     }
 

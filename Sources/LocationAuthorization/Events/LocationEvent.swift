@@ -35,6 +35,11 @@ public enum LocationEvent: Sendable, Hashable {
     case permissionsObserved(granted: Set<AndroidPermission>, locationEnabled: Bool?)
     /// Android reset the app's permissions (D8).
     case permissionsReset(PermissionsResetReason)
+    /// Android 17: the location button's session opened, was closed, or failed with the error's
+    /// class name (`LocationButtonClient.onSessionOpened`, `close()`, `onSessionError`; B1).
+    case locationButtonSession(LocationButtonSessionState, cause: String? = nil)
+    /// Android 17: `LocationButtonClient.onPermissionResult(isGranted)` (B2-B5).
+    case locationButtonResult(granted: Bool)
 
     /// The `type` of the JSON form.
     public var type: EventType {
@@ -55,6 +60,8 @@ public enum LocationEvent: Sendable, Hashable {
         case .permissionsResult: .permissionsResult
         case .permissionsObserved: .permissionsObserved
         case .permissionsReset: .permissionsReset
+        case .locationButtonSession: .locationButtonSession
+        case .locationButtonResult: .locationButtonResult
         }
     }
 }
@@ -79,6 +86,8 @@ public enum EventType: String, Sendable, Hashable, Codable, CaseIterable {
     case permissionsResult
     case permissionsObserved
     case permissionsReset
+    case locationButtonSession
+    case locationButtonResult
 
     /// What the type is (SPEC §1, §11, §12). Read on every event (the reducer's family check,
     /// the batch reader), so built once per type rather than at each read.
@@ -94,6 +103,7 @@ public enum EventType: String, Sendable, Hashable, Codable, CaseIterable {
             EventTraits(.both, reading: .decoderOnly, data: [
                 "platform", "osVersion", "appVersion", "usageDescriptions", "temporaryUsagePurposeKeys", "defaultAccuracyReduced",
                 "requireExplicitServiceSession", "backgroundLocationMode", "apiLevel", "targetSdk", "declaredPermissions", "installId",
+                "fineOnlyForLocationButton",
             ])
         case .authorizationRequested: EventTraits(.apple, reading: .byHandUnless(["purposeKey"]), data: ["request", "purposeKey"])
         case .promptResponded: EventTraits(.apple, data: ["choice"])
@@ -111,6 +121,9 @@ public enum EventType: String, Sendable, Hashable, Codable, CaseIterable {
         case .permissionsResult: EventTraits(.android, reading: .decoderOnly, data: ["granted", "denied", "rationale", "interrupted"])
         case .permissionsObserved: EventTraits(.android, reading: .decoderOnly, data: ["granted", "locationEnabled"])
         case .permissionsReset: EventTraits(.android, reading: .decoderOnly, data: ["reason"])
+        // `cause` is free text with bounds of its own, and refused with `opened` or `closed`.
+        case .locationButtonSession: EventTraits(.android, reading: .byHandUnless(["cause"]), data: ["state", "cause"])
+        case .locationButtonResult: EventTraits(.android, data: ["granted"])
         }
     }
 

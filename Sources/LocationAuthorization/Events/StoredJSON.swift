@@ -73,6 +73,11 @@ extension LocationEvent {
             writer.fieldIfPresent("locationEnabled", locationEnabled)
         case .permissionsReset(let reason):
             writer.field("reason", reason)
+        case .locationButtonSession(let state, let cause):
+            writer.field("state", state)
+            writer.fieldIfPresent("cause", cause)
+        case .locationButtonResult(let granted):
+            writer.field("granted", granted)
         }
         writer.objectEnd()
     }
@@ -167,6 +172,15 @@ extension LocationEvent {
         case .permissionsReset:
             guard let reason = data.value("reason", as: PermissionsResetReason.self) else { return nil }
             self = .permissionsReset(reason)
+        case .locationButtonSession:
+            guard let state = data.value("state", as: LocationButtonSessionState.self), let cause = data.optional("cause", \.string)
+            else { return nil }
+            // Only `failed` carries a cause (the Codable form refuses it elsewhere).
+            guard cause == nil || state == .failed else { return nil }
+            self = .locationButtonSession(state, cause: cause)
+        case .locationButtonResult:
+            guard let granted = data["granted"]?.bool else { return nil }
+            self = .locationButtonResult(granted: granted)
         }
     }
 
@@ -196,6 +210,7 @@ extension DeviceContext {
         writer.fieldIfPresent("apiLevel", apiLevel)
         writer.fieldIfPresent("targetSdk", targetSdk)
         if let declaredPermissions { writer.field("declaredPermissions", strings: declaredPermissions.sorted().map(\.rawValue)) }
+        writer.fieldIfPresent("fineOnlyForLocationButton", fineOnlyForLocationButton)
         writer.fieldIfPresent("installId", installID)
         writer.objectEnd()
     }
@@ -212,13 +227,15 @@ extension DeviceContext {
               let backgroundLocationMode = node.optional("backgroundLocationMode", \.bool),
               let apiLevel = node.optional("apiLevel", \.int), let targetSdk = node.optional("targetSdk", \.int),
               let declaredPermissions = node.optional("declaredPermissions", LocationEvent.permissions),
-              let installID = node.optional("installId", \.string)
+              let installID = node.optional("installId", \.string),
+              let fineOnlyForLocationButton = node.optional("fineOnlyForLocationButton", \.bool)
         else { return nil }
         self.init(
             platform: platform, osVersion: osVersion, appVersion: appVersion, usageDescriptions: usageDescriptions,
             temporaryUsagePurposeKeys: temporaryUsagePurposeKeys, defaultAccuracyReduced: defaultAccuracyReduced,
             requireExplicitServiceSession: requireExplicitServiceSession, backgroundLocationMode: backgroundLocationMode,
-            apiLevel: apiLevel, targetSdk: targetSdk, declaredPermissions: declaredPermissions, installID: installID)
+            apiLevel: apiLevel, targetSdk: targetSdk, declaredPermissions: declaredPermissions, installID: installID,
+            fineOnlyForLocationButton: fineOnlyForLocationButton)
     }
 
     private static func keys(_ node: JSONNode) -> Set<String>? {
@@ -331,6 +348,12 @@ extension AndroidPermissionState {
         writer.key("correctableAnswer")
         if let correctableAnswer { writer.string(correctableAnswer.rawValue) } else { writer.null() }
         writer.field("leftForegroundSinceAnswer", leftForegroundSinceAnswer)
+        // The location button (B1-B7): SPEC §12's two members, then the rules' memory.
+        writer.field("buttonConsents", buttonConsents)
+        writer.field("locationButtonSession", locationButtonSession)
+        writer.field("buttonGrant", buttonGrant)
+        writer.field("approximateUnderButton", approximateUnderButton)
+        writer.field("neverInSettings", neverInSettings)
     }
 
     /// Reads what `write` writes; every member may be absent (an Apple device's state).
@@ -357,6 +380,16 @@ extension AndroidPermissionState {
         self.pendingRequest = pending
         self.correctableAnswer = answer
         self.leftForegroundSinceAnswer = left
+        // The location button's members are absent in states stored before it: their starts.
+        guard let consents = node.optional("buttonConsents", \.int), let session = node.optional("locationButtonSession", \.bool),
+              let grant = node.optional("buttonGrant", \.bool), let kept = node.optional("approximateUnderButton", \.bool),
+              let never = node.optional("neverInSettings", \.bool)
+        else { return nil }
+        self.buttonConsents = consents ?? 0
+        self.locationButtonSession = session ?? false
+        self.buttonGrant = grant ?? false
+        self.approximateUnderButton = kept ?? false
+        self.neverInSettings = never ?? false
     }
 }
 

@@ -5,7 +5,8 @@ extension DeviceState {
     ///
     /// The catalog's own rows (SPEC §15) come first, before every row of the platform's table
     /// (its services included), on every platform: the kill switch, then the app version floor.
-    /// Their decisions still carry the device's real status and accuracy. Every decision of the
+    /// Their decisions still carry the device's real status and accuracy. The platform's rules
+    /// have the last word (`PlatformRules.finish`: Android's location button). Every decision of the
     /// product (gates, OFREP, history's "as of", replay, the dashboard, the preview) comes
     /// through here.
     public func decide(_ feature: Feature, version: Int64) -> GateDecision {
@@ -24,6 +25,7 @@ extension DeviceState {
             status: status, provisional: provisional, temporary: temporary, accuracy: effectiveAccuracy,
             requiredTier: tier, version: version)
         decision.missingKeys = verdict.missingKeys
+        rules.finish(&decision, for: feature, tier: tier, state: self)
         return decision
     }
 }

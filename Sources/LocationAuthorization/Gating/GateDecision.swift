@@ -71,6 +71,10 @@ public enum GateReason: String, Sendable, Hashable, Codable, CaseIterable {
     case disabledByOperator
     /// SPEC §15: the device's app version is below the feature's `minAppVersion`, or unknown.
     case appVersionTooOld
+    /// SPEC §12 (the location button): the manifest makes ACCESS_FINE_LOCATION only for the
+    /// location button, and this feature's precise cannot come from the button (it is not
+    /// session-scoped, or the button is not available): only Settings can grant it.
+    case preciseOnlyViaButton
 }
 
 /// What the app should do next (SPEC §5 actions).
@@ -98,4 +102,7 @@ public enum GateAction: String, Sendable, Hashable, Codable, CaseIterable {
     case requestPrecise
     /// SPEC §15: the installed app is older than the feature's `minAppVersion`; offer the update.
     case updateApp
+    /// Android 17: show the location button, whose tap grants precise for the session (SPEC §12;
+    /// Play requires it for one-off uses of apps targeting 37, in place of the dialog).
+    case showLocationButton
 }

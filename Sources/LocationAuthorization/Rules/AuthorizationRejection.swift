@@ -19,6 +19,12 @@ public struct AuthorizationRejection: Error, Sendable, Hashable, CustomStringCon
         case missingAndroidLevel
         /// A context naming the other platform family than the device's (422 `ruleViolation`).
         case platformFamilyChanged
+        /// A location button event from a device where the button is not available: below API
+        /// 37, or `locationButton` or `fine` not declared (SPEC §12; 422 `ruleViolation`).
+        case locationButtonUnavailable
+        /// `fineOnlyForLocationButton` true on a context whose manifest does not declare `fine`
+        /// (SPEC §12; 422 `validationFailed` naming the field).
+        case fineNotDeclared
     }
 
     public var code: Code

@@ -14,14 +14,16 @@ extension DeviceState {
     /// permission state to a new install's: Core Location's notDetermined with C1's starting
     /// accuracy, no prompt pending or used, no sessions or background activity (the relaunch
     /// window closed); Android's no grant, denial or block (D1's install grants come back with
-    /// the context). Context, Location Services, restriction and app state are the device's and
-    /// stay. The effects: `reset(reinstalled)`, then `sessionChanged` for each session removed;
-    /// the rule set adds `statusChanged` / `accuracyChanged`.
+    /// the context), no location button consent or session (B1, B7). Context, Location Services,
+    /// restriction and app state are the device's and stay. The effects: `reset(reinstalled)`,
+    /// then `sessionChanged` for each session removed (the location button's last); the rule set
+    /// adds `statusChanged` / `accuracyChanged`.
     mutating func applyInstallation(of report: DeviceContext) -> [Effect] {
         guard let reported = report.installID else { return [] }
         defer { installID = reported }
         guard isReinstall(report) else { return [] }
-        let removed = sessionState.sessions.keys.sorted()
+        var removed = sessionState.sessions.keys.sorted()
+        if android.locationButtonSession { removed.append(LocationButton.sessionKey) }
         authorization = .notDetermined
         provisional = false
         temporary = false

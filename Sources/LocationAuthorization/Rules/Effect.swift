@@ -90,8 +90,17 @@ public enum NoEffectReason: String, Sendable, Hashable, Codable, CaseIterable {
     case backgroundWithForeground
     /// D4: background asked before any foreground grant.
     case foregroundFirst
-    /// D5, D11: the group (or precise) is blocked; Android answers at once.
+    /// D5, D11: the group (or precise) is blocked; Android answers at once. B4: a location
+    /// button tap while the foreground group or precise is blocked.
     case blocked
+    /// B8: ACCESS_FINE_LOCATION is only for the location button: `fine` asked alone, or while
+    /// approximate is granted, is refused at once (AOSP `NO_UI_REJECT_THIS_GROUP`), no denial.
+    case onlyForLocationButton
+    /// B2: the location button reported a grant while precise was already held.
+    case alreadyGranted
+    /// B4: the location button reported a refusal where a direct grant was due (device policy
+    /// refused it; AOSP `POLICY_AUTO_DENIED` and its kin).
+    case notGrantable
 }
 
 /// Why a request failed without a prompt (A8, K1-K3).
@@ -104,6 +113,9 @@ public enum FailureReason: String, Sendable, Hashable, Codable, CaseIterable {
     case notDeclared
     /// D10: a location foreground service may not start.
     case foregroundServiceNotAllowed
+    /// B1: the location button's session failed (`onSessionError`); `keys` holds the error's
+    /// class name when the app gave it.
+    case locationButtonError
 }
 
 extension Effect: Codable {

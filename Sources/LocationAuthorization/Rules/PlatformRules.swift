@@ -17,6 +17,15 @@ public protocol PlatformRules {
 
     /// The tier the feature needs on this device (SPEC §4).
     static func requiredTier(of feature: Feature, state: DeviceState) -> Tier
+
+    /// The platform's last word on a whole decision, after the verdict and the catalog's rows
+    /// (SPEC §15) gave it: Android's location button (SPEC §12) changes actions, reasons and
+    /// `temporary` there. Core Location has none (the default).
+    static func finish(_ decision: inout GateDecision, for feature: Feature, tier: Tier, state: DeviceState)
+}
+
+extension PlatformRules {
+    public static func finish(_ decision: inout GateDecision, for feature: Feature, tier: Tier, state: DeviceState) {}
 }
 
 /// The reason, the action and, for `fixUsageDescriptions`, the missing keys of a gate decision.

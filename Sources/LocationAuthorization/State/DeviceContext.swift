@@ -30,8 +30,13 @@ public struct DeviceContext: Sendable, Hashable {
     // A byte each: every distinct context is held in the gate's cache (`SharedDeviceParts`).
     private var apiLevelStorage: UInt8?
     private var targetSdkStorage: UInt8?
-    /// Android: the location permissions the manifest declares. Unknown means all four.
+    /// Android: the location permissions the manifest declares. Unknown means the four of
+    /// `AndroidPermission.defaultDeclared` (not `locationButton`).
     public var declaredPermissions: Set<AndroidPermission>?
+    /// Android (SPEC §12, B8): the manifest marks ACCESS_FINE_LOCATION
+    /// `usesPermissionFlags="onlyForLocationButton"` (`REQUESTED_PERMISSION_ONLY_FOR_LOCATION_BUTTON`):
+    /// on API 37+ only the location button can grant precise. Unknown means false.
+    public var fineOnlyForLocationButton: Bool?
     /// I1: the app's own id for this installation, as a `contextReported` carries it. Only the
     /// event holds it: the state keeps it apart (`DeviceState.installID`), so that a state's
     /// context stays one that many devices share in the gate's cache.
@@ -49,7 +54,8 @@ public struct DeviceContext: Sendable, Hashable {
         apiLevel: Int? = nil,
         targetSdk: Int? = nil,
         declaredPermissions: Set<AndroidPermission>? = nil,
-        installID: String? = nil
+        installID: String? = nil,
+        fineOnlyForLocationButton: Bool? = nil
     ) {
         self.platform = platform
         self.osVersion = osVersion
@@ -63,6 +69,7 @@ public struct DeviceContext: Sendable, Hashable {
         self.targetSdk = targetSdk
         self.declaredPermissions = declaredPermissions
         self.installID = installID
+        self.fineOnlyForLocationButton = fineOnlyForLocationButton
     }
 
     /// The platform the rules use: iOS when unknown.

@@ -8,6 +8,7 @@ extension DeviceState: Codable {
         case inForeground, sessions, backgroundActivity, backgroundActivityResumable, monitorLimited
         case sessionPromptFailureReported
         case foreground, background, denials, blocked, pendingRequest, correctableAnswer, leftForegroundSinceAnswer
+        case buttonConsents, locationButtonSession, buttonGrant, approximateUnderButton, neverInSettings
         case installID = "installId"
     }
 
@@ -67,6 +68,12 @@ extension DeviceState: Codable {
             android.pendingRequest = Set(try container.decode([AndroidPermission].self, forKey: .pendingRequest))
             android.correctableAnswer = try container.decodeIfPresent(PromptChoice.self, forKey: .correctableAnswer)
             android.leftForegroundSinceAnswer = try container.decode(Bool.self, forKey: .leftForegroundSinceAnswer)
+            // The location button (B1-B7); absent in states stored before it.
+            android.buttonConsents = try container.decodeIfPresent(Int.self, forKey: .buttonConsents) ?? 0
+            android.locationButtonSession = try container.decodeIfPresent(Bool.self, forKey: .locationButtonSession) ?? false
+            android.buttonGrant = try container.decodeIfPresent(Bool.self, forKey: .buttonGrant) ?? false
+            android.approximateUnderButton = try container.decodeIfPresent(Bool.self, forKey: .approximateUnderButton) ?? false
+            android.neverInSettings = try container.decodeIfPresent(Bool.self, forKey: .neverInSettings) ?? false
         }
     }
 
@@ -103,6 +110,11 @@ extension DeviceState: Codable {
                 try container.encodeNil(forKey: .correctableAnswer)
             }
             try container.encode(android.leftForegroundSinceAnswer, forKey: .leftForegroundSinceAnswer)
+            try container.encode(android.buttonConsents, forKey: .buttonConsents)
+            try container.encode(android.locationButtonSession, forKey: .locationButtonSession)
+            try container.encode(android.buttonGrant, forKey: .buttonGrant)
+            try container.encode(android.approximateUnderButton, forKey: .approximateUnderButton)
+            try container.encode(android.neverInSettings, forKey: .neverInSettings)
         }
         try container.encode(status, forKey: .status)
     }

@@ -20,11 +20,15 @@ public enum Prompt: String, Sendable, Hashable, Codable, CaseIterable {
     case backgroundSettings
     /// Android 12+: the upgrade from approximate to precise (D2).
     case precise
+    /// Android 17: the location button's consent dialog ("Allow … to access precise location when
+    /// you choose to share it?"). Never pending: it is inferred, shown and answered in one
+    /// `locationButtonResult` (B3, B4), and a dismissal is never seen (B5).
+    case locationButton
 
     /// The prompts of Android's rules (SPEC §12); the others are Core Location's.
     public var isAndroid: Bool {
         switch self {
-        case .foreground, .backgroundDialog, .backgroundSettings, .precise: true
+        case .foreground, .backgroundDialog, .backgroundSettings, .precise, .locationButton: true
         default: false
         }
     }
@@ -73,6 +77,9 @@ public enum Prompt: String, Sendable, Hashable, Codable, CaseIterable {
             return [.allowAllTheTime, .allowWhileUsing, .askEveryTime, .deny]
         case .precise:
             return [.precise, .keepApproximate, .dismissed]
+        case .locationButton:
+            // B3, B4: "Allow" / "Don't allow"; Back or a tap outside reaches the app as nothing (B5).
+            return [.allow, .dontAllow]
         }
     }
 }
@@ -103,6 +110,9 @@ public enum PromptChoice: String, Sendable, Hashable, Codable, CaseIterable {
     /// Android: the dialog was closed without an answer (Back, a tap outside). Android records
     /// nothing (D5, D11); it counts as an inferred answer that grants nothing.
     case dismissed
+    /// Android 17: "Allow" in the location button's consent dialog (B3); its "Don't allow" is
+    /// `dontAllow` (B4).
+    case allow
 
     /// D6: the one-time form of a While-using answer to Android's foreground dialog.
     public var oneTimeForm: PromptChoice? {

@@ -22,6 +22,11 @@ import LocationGateService
 /// message page); the two POSTs also need the server's own `Origin`, as sign-in and sign-out do
 /// (with the session cookie's SameSite=Strict, a page of another site cannot post them). A
 /// change is recorded as the session's key's, as the same change through the API would be.
+///
+/// The forms are read as strictly as the API reads a body (SPEC §14, `DashboardForm`): a field
+/// the form does not have (422) or one sent twice (400) is refused on the page, nothing saved
+/// or previewed. So each field is sent once: each service's box has a name of its own
+/// (`services.visits`), which also keeps the Preview's query free of repeated parameters.
 extension DashboardRoutes {
     func registerFeatureEditor(on pages: RouteTable) {
         pages.get("/dashboard/feature", use: findFeature)
@@ -48,24 +53,33 @@ extension DashboardRoutes {
         guard let key = Self.featureKey(context) else { throw APIError(.notFound, "no such feature") }
         let query = request.uri.queryParameters
         let saved = query.get("saved") == "1"
-        let previewing = query.get("preview") == "1"
-        // The form's GET submission is form-encoded as a body is (`+` for a space), which the
-        // query's own decoding does not undo.
-        let pairs = Self.formPairs(request.uri.query ?? "")
+        // The form's Preview (a GET with preview=1): its fields are in the query, form-encoded
+        // as a body is (`+` for a space, which the query's own decoding does not undo), and
+        // read as strictly as the Save's body.
+        let submitted: FeatureForm?
+        if query.get("preview") == "1" {
+            do throws(ServiceError) {
+                submitted = try FeatureForm(
+                    form: DashboardForm(request.uri.query ?? "", allowed: FeatureForm.fieldNames.union(FeatureForm.pageFields)))
+            } catch {
+                return try await refusedEditor(request, identity: identity, key: key, status: APIError(error).status, message: error.message)
+            }
+        } else {
+            submitted = nil
+        }
         return try await page(request, context) { identity, _ in
             let current = try await service.features.feature(appID: identity.appID, key: key)
-            guard previewing else {
+            guard let form = submitted else {
                 let form = current.map(FeatureForm.init(feature:)) ?? FeatureForm()
                 return Self.editorPage(key: key, form: form, isNew: current == nil, saved: saved)
             }
-            let form = FeatureForm(pairs: pairs)
             let feature: Feature
             do throws(ServiceError) {
                 feature = try form.feature(key: key)
             } catch {
                 return Self.editorPage(key: key, form: form, isNew: current == nil, error: error.message)
             }
-            let preview = try await service.previewFeature(appID: identity.appID, feature: feature)
+            let preview = try await service.previewFeature(appID: identity.appID, feature: feature, cancellation: context.clientGone())
             return Self.editorPage(key: key, form: form, isNew: current == nil, preview: preview)
         }
     }
@@ -76,7 +90,14 @@ extension DashboardRoutes {
         guard identity.scope == .admin else { return try Self.adminOnly() }
         guard let key = Self.featureKey(context) else { throw APIError(.notFound, "no such feature") }
         var request = request
-        let form = FeatureForm(pairs: Self.formPairs(String(decoding: try await request.bodyData(limit: 64 * 1024), as: UTF8.self)))
+        let body = String(decoding: try await request.bodyData(limit: 64 * 1024), as: UTF8.self)
+        let form: FeatureForm
+        do throws(ServiceError) {
+            // The Save button sends the form's hidden `preview` field too.
+            form = try FeatureForm(form: DashboardForm(body, allowed: FeatureForm.fieldNames.union(["preview"])))
+        } catch {
+            return try await refusedEditor(request, identity: identity, key: key, status: APIError(error).status, message: error.message)
+        }
         func refused(_ message: String) async throws -> Response {
             let current = try await service.features.feature(appID: identity.appID, key: key)
             let page = Self.editorPage(key: key, form: form, isNew: current == nil, error: message)
@@ -105,7 +126,15 @@ extension DashboardRoutes {
         }
         var request = request
         let body = String(decoding: try await request.bodyData(limit: 16 * 1024), as: UTF8.self)
-        switch Self.formValue("disabled", in: body) ?? "" {
+        let form: DashboardForm
+        do throws(ServiceError) {
+            form = try DashboardForm(body, allowed: ["disabled"])
+        } catch {
+            return try Self.render(APIError(error).status, .message, MessageView(
+                layout: DashboardLayout(title: "Features", active: "/dashboard/features", signedIn: true),
+                message: error.message, back: true))
+        }
+        switch form["disabled"] ?? "" {
         case "true": feature.disabled = true
         case "false": feature.disabled = false
         default: throw APIError(.invalidRequest, "disabled: must be true or false")
@@ -115,6 +144,17 @@ extension DashboardRoutes {
     }
 
     // MARK: - Helpers
+
+    /// The editor again, showing the feature as the catalog holds it (or an empty form) and
+    /// why a submitted form was refused, answered with `status`: nothing was saved.
+    func refusedEditor(
+        _ request: Request, identity: APIIdentity, key: String, status: HTTPResponse.Status, message: String
+    ) async throws -> Response {
+        let current = try await service.features.feature(appID: identity.appID, key: key)
+        let form = current.map(FeatureForm.init(feature:)) ?? FeatureForm()
+        let page = Self.editorPage(key: key, form: form, isNew: current == nil, error: message)
+        return try Self.render(status, .feature, page.view(for: request))
+    }
 
     /// 403 with a message page: a read key's session sees the catalog, an admin key's changes it.
     static func adminOnly() throws -> Response {
@@ -136,19 +176,6 @@ extension DashboardRoutes {
 
     static func editorPath(_ key: String) -> String {
         "/dashboard/features/" + PercentEncoding.segment(key)
-    }
-
-    /// Every field of an `application/x-www-form-urlencoded` body, in order (a checkbox group
-    /// sends its name once per checked box).
-    static func formPairs(_ body: String) -> [(String, String)] {
-        func decoded(_ text: Substring) -> String? {
-            String(text).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
-        }
-        return body.split(separator: "&").compactMap { pair in
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard let name = parts.first.flatMap(decoded), let value = parts.count == 2 ? decoded(parts[1]) : "" else { return nil }
-            return (name, value)
-        }
     }
 
     /// The editor, with the preview's table (and chart) under it when there is one.
@@ -206,21 +233,47 @@ struct FeatureForm: Sendable {
         disabled = feature.disabled
     }
 
-    /// The fields of a query or a form body; unknown fields are ignored (the page's own
-    /// `preview`, `saved`).
-    init(pairs: [(String, String)]) {
-        for (name, value) in pairs {
+    /// The form's own fields (`feature.mustache`), each sent at most once: a checkbox only when
+    /// checked, each service's box under its own name (`serviceField`).
+    static let fieldNames: Set<String> = Set(
+        ["requires", "accuracy", "delivery", "background", "description", "minAppVersion", "disabled"]
+            + LocationService.allCases.map(FeatureForm.serviceField))
+
+    /// Fields of the editor's address that are not the feature's: the Preview's `preview=1`,
+    /// the `saved=1` after a Save, a table's `csv`.
+    static let pageFields: Set<String> = ["preview", "saved", "csv"]
+
+    /// The name of a service's checkbox: `services.visits`.
+    static func serviceField(_ service: LocationService) -> String {
+        "services." + service.rawValue
+    }
+
+    /// The fields of a form the page sent (`DashboardForm` refused unknown and repeated
+    /// ones); the page's own fields are not the feature's. A checked box sends `true`; any
+    /// other value is refused (422), not read as unchecked.
+    init(form: DashboardForm) throws(ServiceError) {
+        for (name, value) in form.fields {
             switch name {
             case "requires": requires = value
-            case "services": services.append(value)
             case "accuracy": accuracy = value
             case "delivery": delivery = value
             case "background": background = value
             case "description": description = value
             case "minAppVersion": minAppVersion = value
-            case "disabled": disabled = value == "true"
-            default: break
+            case "disabled":
+                try Self.requireChecked(name, value)
+                disabled = true
+            default:
+                guard let service = LocationService.allCases.first(where: { Self.serviceField($0) == name }) else { continue }
+                try Self.requireChecked(name, value)
+                services.append(service.rawValue)
             }
+        }
+    }
+
+    private static func requireChecked(_ name: String, _ value: String) throws(ServiceError) {
+        guard value == "true" else {
+            throw ServiceError(.validationFailed, "\(name): a checked box sends true, not \(value.prefix(32))")
         }
     }
 

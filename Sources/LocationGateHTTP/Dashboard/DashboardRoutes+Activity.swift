@@ -3,7 +3,7 @@ import Hummingbird
 import LocationGateService
 
 /// The Activity page (SPEC §14): the app's admin audit trail as a table, newest first, 100
-/// entries a page with a link to older ones (`?before=<id>`), and a CSV link as every table
+/// entries a page with a link to older ones (`?before=<id>`, an entry's opaque id), and a CSV link as every table
 /// has. Its texts (an app's name in `appCreated`'s details among them) are escaped by the
 /// templates as every page's are.
 extension DashboardRoutes {
@@ -12,7 +12,7 @@ extension DashboardRoutes {
 
     @Sendable func activity(_ request: Request, context: AppRequestContext) async throws -> Response {
         try await page(request, context) { identity, _ in
-            let before = request.uri.queryParameters.get("before").flatMap { Int64($0) }
+            let before = request.uri.queryParameters.get("before").flatMap { UUID(uuidString: $0) }
             let trail = try await service.adminAudit.recentEntries(
                 appID: identity.appID, before: before, limit: Self.activityPageSize)
             let table = DashboardTable(
@@ -22,7 +22,7 @@ extension DashboardRoutes {
             var result = DashboardPage(
                 template: .activity, title: "Activity", active: "/dashboard/activity", filters: nil, groupChoices: [],
                 sections: [.init(chart: .empty, table: table)])
-            result.older = trail.next.map { "/dashboard/activity?before=\($0)" }
+            result.older = trail.next.map { "/dashboard/activity?before=\($0.uuidString.lowercased())" }
             return result
         }
     }

@@ -65,13 +65,21 @@ struct DashboardRoutes {
     }
 
     /// SPEC §8: a `read` or `admin` key starts a session (303 to the overview with its cookie);
-    /// an unknown, revoked or ingest key gets 401 and the form again. A session the browser
-    /// already held is ended. Neither the key nor the session id is logged.
+    /// an unknown, revoked or ingest key gets 401 and the form again, a key past its sign-ins
+    /// (`DashboardSessions.signInLimit` in any minute; SPEC §14) 429 with Retry-After and the
+    /// form. A session the browser already held is ended. Neither the key nor the session id
+    /// is logged.
     @Sendable func signIn(_ request: Request, context: AppRequestContext) async throws -> Response {
         try requireOwnOrigin(request)
         var request = request
         let body = String(decoding: try await request.bodyData(limit: 16 * 1024), as: UTF8.self)
-        let key = Self.formValue("key", in: body) ?? ""
+        // The form has one field (SPEC §14: an unknown or repeated one is refused on the form).
+        let key: String
+        do throws(ServiceError) {
+            key = try DashboardForm(body, allowed: ["key"])["key"] ?? ""
+        } catch {
+            return try Self.signInRefused(error.message, status: APIError(error).status)
+        }
         guard let identity = try await AuthenticationMiddleware.identity(
             forKey: key, keys: service.keys, failures: failures, context: context)
         else {
@@ -81,8 +89,21 @@ struct DashboardRoutes {
         guard identity.scope == .read || identity.scope == .admin else {
             return try Self.signInRefused("An ingest key cannot read the dashboard: use a read or admin key.")
         }
-        guard let session = try await sessions.start(for: identity) else {
+        let session: String
+        switch try await sessions.start(for: identity) {
+        case .started(let id):
+            session = id
+        case .keyRevoked:
             return try Self.signInRefused("That key is not a valid app key.")
+        case .limited(let retryAfter):
+            // SPEC §14 "Guard rails": 429 on the form, nothing started or recorded.
+            var response = try Self.render(
+                .tooManyRequests, .signIn,
+                SignInView(
+                    layout: DashboardLayout(title: "Sign in", active: "", signedIn: false),
+                    error: "This key signed in too often: try again in \(retryAfter) seconds."))
+            response.headers[.retryAfter] = String(retryAfter)
+            return response
         }
         if let previous = request.cookies[Self.cookieName]?.value, !previous.isEmpty {
             try await sessions.end(session: previous)
@@ -105,9 +126,9 @@ struct DashboardRoutes {
         return response
     }
 
-    /// 401 with the form again.
-    static func signInRefused(_ message: String) throws -> Response {
-        try render(.unauthorized, .signIn, SignInView(layout: DashboardLayout(title: "Sign in", active: "", signedIn: false), error: message))
+    /// 401 (or `status`) with the form again.
+    static func signInRefused(_ message: String, status: HTTPResponse.Status = .unauthorized) throws -> Response {
+        try render(status, .signIn, SignInView(layout: DashboardLayout(title: "Sign in", active: "", signedIn: false), error: message))
     }
 
     /// 303 to the sign-in form.
@@ -144,7 +165,9 @@ struct DashboardRoutes {
         do {
             filters = try Filters(request)
         } catch let error as ServiceError {
-            return try Self.render(.badRequest, .message, MessageView(
+            // As the analytics API answers them: a malformed filter 400, a range whose `from`
+            // is after its `to` (or outside SPEC §1's) 422.
+            return try Self.render(APIError(error).status, .message, MessageView(
                 layout: DashboardLayout(title: "Bad filters", active: "", signedIn: true), message: error.message, back: false))
         }
         let page = try await body(identity, filters)
@@ -174,16 +197,6 @@ struct DashboardRoutes {
             .contentSecurityPolicy: "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'",
             .xContentTypeOptions: "nosniff",
         ], body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
-    }
-
-    /// A field of an `application/x-www-form-urlencoded` body.
-    static func formValue(_ name: String, in body: String) -> String? {
-        for pair in body.split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard parts.count == 2, parts[0] == name else { continue }
-            return String(parts[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
-        }
-        return nil
     }
 
     // MARK: - Pages
@@ -263,7 +276,7 @@ struct DashboardRoutes {
 
     @Sendable func features(_ request: Request, context: AppRequestContext) async throws -> Response {
         try await page(request, context) { identity, filters in
-            let coverage = try await service.featureCoverage(appID: identity.appID)
+            let coverage = try await service.featureCoverage(appID: identity.appID, cancellation: context.clientGone())
             let table = DashboardTable(
                 id: "features", title: "Features now",
                 columns: ["feature", "requires", "devices", "enabled", "top reasons (disabled)", "top actions (disabled)", "switch", "minAppVersion"],

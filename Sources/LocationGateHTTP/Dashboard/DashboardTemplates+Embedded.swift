@@ -53,7 +53,8 @@ enum EmbeddedTemplates {
 {{! The feature editor (DashboardPage.View with its FeatureEditor, SPEC §15): the form, whose
     Preview button reads (a GET with preview=1 and the fields) and whose Save button writes (a
     POST: an admin key's session, the server's own Origin); then the preview as a chart and a
-    table with its CSV link. Every value is escaped. }}
+    table with its CSV link. Every value is escaped. Each field has a name of its own (a
+    service's box `services.NAME`): the server refuses a field sent twice (SPEC §14). }}
 {{<layout}}
 {{$content}}
 {{#editor}}
@@ -63,7 +64,7 @@ enum EmbeddedTemplates {
 <section><form class="editor" id="feature" method="get" action="{{action}}">
 <input type="hidden" name="preview" value="1">
 <label>Requires <select name="requires">{{#requiresOptions}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{label}}</option>{{/requiresOptions}}</select></label>
-<fieldset><legend>Services</legend>{{#serviceChoices}}<label class="check"><input type="checkbox" name="services" value="{{name}}"{{#checked}} checked{{/checked}}> {{name}}</label>{{/serviceChoices}}</fieldset>
+<fieldset><legend>Services</legend>{{#serviceChoices}}<label class="check"><input type="checkbox" name="services.{{name}}" value="true"{{#checked}} checked{{/checked}}> {{name}}</label>{{/serviceChoices}}</fieldset>
 <label>Accuracy <select name="accuracy">{{#accuracyOptions}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{label}}</option>{{/accuracyOptions}}</select></label>
 <label>Delivery <select name="delivery">{{#deliveryOptions}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{label}}</option>{{/deliveryOptions}}</select></label>
 <label>Background <select name="background">{{#backgroundOptions}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{label}}</option>{{/backgroundOptions}}</select></label>

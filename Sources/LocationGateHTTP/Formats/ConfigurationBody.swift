@@ -13,19 +13,24 @@ import LocationGateService
 ///
 /// The members are read with `JSONNode`; the value is then decoded with `Codable`, whose
 /// errors name the field (400 `invalidRequest` for a missing or mistyped one, in the API's
-/// terms). The order of the answers: not JSON (400 `malformedJSON`); then, member by member in
-/// document order, one given twice in its object (400 `invalidRequest`) or one the body does
-/// not define (422); then the decoder's.
+/// terms). The order of the answers: not JSON (400 `malformedJSON`); then an object anywhere in
+/// the body that names a member twice (400 `invalidRequest`, RFC 7493; `ClientJSON`); then,
+/// member by member in document order, one the body does not define (422) or a `null` where
+/// the field takes a value (422: only a field whose GET shows null takes one); then the
+/// decoder's.
 enum ConfigurationBody {
     /// The members an object may hold and, for a member whose value is an object or an array
-    /// of objects, the members those may hold in turn.
+    /// of objects, the members those may hold in turn; `nullable`, the fields that take `null`
+    /// (those GET shows as null).
     struct Shape: Sendable, ExpressibleByArrayLiteral {
         var fields: Set<String>
         var nested: [String: Shape]
+        var nullable: Set<String>
 
-        init(_ fields: Set<String>, nested: [String: Shape] = [:]) {
+        init(_ fields: Set<String>, nested: [String: Shape] = [:], nullable: Set<String> = []) {
             self.fields = fields.union(nested.keys)
             self.nested = nested
+            self.nullable = nullable
         }
 
         init(arrayLiteral elements: String...) {
@@ -37,30 +42,52 @@ enum ConfigurationBody {
     static let app: Shape = ["name"]
     /// `POST /v1/keys`: `{"scope", "deviceBound"}`.
     static let key: Shape = ["scope", "deviceBound"]
-    /// `PUT /v1/apps/{appId}/retention`: `{"days"}`.
-    static let retention: Shape = ["days"]
-    /// `PUT /v1/features/{key}` and its preview: the feature without its key (SPEC §4, §11, §15).
-    static let feature: Shape = ["requires", "services", "accuracy", "description", "delivery", "background", "disabled", "minAppVersion"]
+    /// `PUT /v1/apps/{appId}/retention`: `{"days"}`, null to keep everything.
+    static let retention = Shape(["days"], nullable: ["days"])
+    /// `PUT /v1/features/{key}` and its preview: the feature without its key (SPEC §4, §11, §15);
+    /// `minAppVersion` may be null (no floor), as GET shows it. A PATCH reads the same members,
+    /// where any `null` resets its field (RFC 7396).
+    static let feature = Shape(
+        ["requires", "services", "accuracy", "description", "delivery", "background", "disabled", "minAppVersion"],
+        nullable: ["minAppVersion"])
     /// `POST /v1/gates/query`: `{"devices": [{"userId", "deviceId"}], "features"}`.
     static let gateQuery = Shape(["features"], nested: ["devices": ["userId", "deviceId"]])
 
     /// Decodes `type` from `data` after checking its members against `shape`.
     static func decode<Value: Decodable>(_ type: Value.Type, from data: Data, shape: Shape) throws(APIError) -> Value {
-        guard let root = JSONNode.parse(bytes: Array(data)) else {
-            // Not JSON as `JSONNode` reads it: the decoder says why. Should it read the body
-            // all the same (nested deeper than `JSONNode` goes), the members cannot be checked.
-            _ = try decodeValue(type, from: data)
-            throw APIError(.invalidRequest, "the body nests deeper than this request's body can")
-        }
-        try check(root, shape: shape, path: "", index: nil)
+        let root = try parse(data, shape: shape)
+        try check(root, shape: shape, path: "", index: nil, refusingNulls: true)
         return try decodeValue(type, from: data)
     }
 
     /// Checks `data`'s members against `shape` alone, for a body another reader decodes (a
-    /// feature's, `FeatureCatalog.parseDefinition`). Not JSON: left to that reader.
-    static func checkMembers(of data: Data, shape: Shape) throws(APIError) {
-        guard let root = JSONNode.parse(bytes: Array(data)) else { return }
-        try check(root, shape: shape, path: "", index: nil)
+    /// feature's, `FeatureCatalog.parseDefinition`, or a merge patch of it). Not JSON: left to
+    /// that reader. `refusingNulls`: a `null` in a field outside `shape.nullable` is refused
+    /// too (a PUT's body; a merge patch's nulls are resets).
+    static func checkMembers(of data: Data, shape: Shape, refusingNulls: Bool = false) throws(APIError) {
+        let root: JSONNode
+        do throws(APIError) {
+            root = try parse(data, shape: shape)
+        } catch {
+            if error.error.code == .malformedJSON { return }
+            throw error
+        }
+        try check(root, shape: shape, path: "", index: nil, refusingNulls: refusingNulls)
+    }
+
+    /// The body as a tree (`ClientJSON`): not JSON, too deep, or a name twice in an object is
+    /// refused here. A repeat inside an array of objects that `shape` describes (a gate query's
+    /// `devices`) carries the element's position as `index`.
+    private static func parse(_ data: Data, shape: Shape) throws(APIError) -> JSONNode {
+        do throws(ServiceError) {
+            return try ClientJSON.parse(data) { path in
+                guard path.steps.count > 2, case .member(let name) = path.steps[0], shape.nested[name] != nil,
+                      case .element(let position) = path.steps[1] else { return (path.description, nil) }
+                return (path.description, position)
+            }
+        } catch {
+            throw APIError(error)
+        }
     }
 
     /// Decodes `type` from `data`, a flat object whose members may only be `fields`.
@@ -80,19 +107,19 @@ enum ConfigurationBody {
     /// Checks an object's members against `shape`, and those of the objects `shape` names
     /// (in arrays too). A value that is not an object is left to the decoder, which names the
     /// wrong type. `index`: a member of the body holding an array (a gate query's `devices`)
-    /// puts each element's position in the error, as SPEC §5's `index`.
-    private static func check(_ node: JSONNode, shape: Shape, path: String, index: Int?) throws(APIError) {
+    /// puts each element's position in the error, as SPEC §5's `index`. The parse refused any
+    /// name given twice already.
+    private static func check(_ node: JSONNode, shape: Shape, path: String, index: Int?, refusingNulls: Bool) throws(APIError) {
         guard let members = node.members else { return }
-        var seen = Set<String>()
         for member in members {
             let field = path.isEmpty ? member.key : "\(path).\(member.key)"
-            guard seen.insert(member.key).inserted else {
-                throw APIError(.invalidRequest, "\(field.prefix(128)): given twice", index: index)
-            }
             guard shape.fields.contains(member.key) else {
                 let known = shape.fields.sorted().joined(separator: ", ")
                 throw APIError(
                     .validationFailed, "\(field.prefix(128)): not a field of this request (its fields: \(known))", index: index)
+            }
+            if refusingNulls, member.value.isNull, !shape.nullable.contains(member.key) {
+                throw APIError(.validationFailed, "\(field.prefix(128)): must not be null", index: index)
             }
         }
         for member in members {
@@ -100,10 +127,12 @@ enum ConfigurationBody {
             let field = path.isEmpty ? member.key : "\(path).\(member.key)"
             if let items = member.value.array {
                 for (position, item) in items.enumerated() {
-                    try check(item, shape: nested, path: "\(field)[\(position)]", index: index ?? (path.isEmpty ? position : nil))
+                    try check(
+                        item, shape: nested, path: "\(field)[\(position)]", index: index ?? (path.isEmpty ? position : nil),
+                        refusingNulls: refusingNulls)
                 }
             } else {
-                try check(member.value, shape: nested, path: field, index: index)
+                try check(member.value, shape: nested, path: field, index: index, refusingNulls: refusingNulls)
             }
         }
     }

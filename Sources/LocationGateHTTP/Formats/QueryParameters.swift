@@ -3,9 +3,10 @@ import Hummingbird
 import LocationGateService
 
 /// A request's query parameters, each given at most once (SPEC §14): `?from=a&from=b` is a 400
-/// `invalidRequest` naming `from`, never read as whichever came first. The one reader of query
-/// parameters for the routes (analytics, history, state, the audit trail, the change feed), so
-/// that no route can take a repeated parameter by reading only its first value.
+/// `invalidRequest` naming `from`, never read as whichever came first. `QueryParametersMiddleware`
+/// refuses such a query on every address before anything else runs; this is also the reader of
+/// query parameters for the routes (analytics, history, state, the audit trail, the change
+/// feed), so that a route tested without that middleware refuses the same.
 ///
 /// Values are percent-decoded as Hummingbird decodes them (`+` stays `+`); names are
 /// percent-decoded too, so that `%66rom` is `from` and counts as a repeat of it. A segment

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import LocationAuthorization
+import LocationGateJSON
 import LocationGateService
 
 /// Apps, keys and features (SPEC §4, §5), from the service's catalog face (`CatalogService`):
@@ -20,6 +21,7 @@ struct CatalogRoutes {
         admin.post("/v1/keys", use: createKey)
         admin.delete("/v1/keys/:id", use: revokeKey)
         admin.put("/v1/features/:key", use: putFeature)
+        admin.patch("/v1/features/:key", use: patchFeature)
         read.get("/v1/features", use: listFeatures)
         read.get("/v1/features/:key", use: getFeature)
         admin.delete("/v1/features/:key", use: deleteFeature)
@@ -87,21 +89,63 @@ struct CatalogRoutes {
         return try JSONResponse.make(created ? .created : .ok, feature)
     }
 
+    /// `PATCH /v1/features/{key}` (SPEC §14 "Partial changes"): a JSON merge patch (RFC 7396;
+    /// `application/merge-patch+json` or `application/json`) of the feature's fields. 200 with
+    /// the whole feature; 404 for an unknown key; a member that is not a feature's field is a
+    /// 422 naming it, as in a PUT, and the result is checked as a PUT body is. Only the fields
+    /// the patch names change, atomically (`FeatureCatalog.patch`).
+    @Sendable func patchFeature(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let identity = try context.caller()
+        let key = context.pathParameter("key") ?? ""
+        try Self.requireMergePatch(request)
+        var request = request
+        let body = try await request.bodyData(limit: 64 * 1024)
+        guard let patch = JSONNode.parse(bytes: Array(body)) else {
+            throw APIError(.malformedJSON, "the body is not JSON")
+        }
+        try ConfigurationBody.checkMembers(of: body, shape: ConfigurationBody.feature)
+        guard let members = patch.members else {
+            throw APIError(.invalidRequest, "the body must be an object: a merge patch of the feature's fields")
+        }
+        // A key no feature can have is not looked up (nor sent to the database).
+        guard (try? ClientText.checkKey(key, field: "key", bytes: 1...64)) != nil,
+            let feature = try await catalog.patchFeature(appID: identity.appID, key: key, patch: members, actor: .key(identity.keyID))
+        else {
+            throw APIError(.notFound, "no feature \(key.prefix(128))")
+        }
+        return try JSONResponse.make(.ok, feature)
+    }
+
+    /// A PATCH body is a JSON merge patch: `Content-Type` `application/merge-patch+json` (RFC
+    /// 7396) or `application/json`, parameters such as `charset` aside; none is read as JSON.
+    static func requireMergePatch(_ request: Request) throws {
+        guard let contentType = request.headers[.contentType] else { return }
+        let mediaType = contentType.split(separator: ";", maxSplits: 1).first?
+            .trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+        guard mediaType == "application/merge-patch+json" || mediaType == "application/json" else {
+            throw APIError(
+                .invalidRequest, "Content-Type: a merge patch is application/merge-patch+json or application/json")
+        }
+    }
+
     /// `POST /v1/features/{key}/preview` (SPEC §15): the body as PUT takes it, nothing stored;
     /// what that PUT would change for the app's devices now.
     @Sendable func previewFeature(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.caller()
         let feature = try await Self.feature(request, context)
-        return try JSONResponse.make(.ok, try await catalog.previewFeature(appID: identity.appID, feature: feature))
+        let preview = try await catalog.previewFeature(appID: identity.appID, feature: feature, cancellation: context.clientGone())
+        return try JSONResponse.make(.ok, preview)
     }
 
     /// The feature of a PUT or preview body: a member the API does not define is a 422 naming
-    /// it (a `"enabled": false` must not look accepted), then `FeatureCatalog`'s checks.
+    /// it (a `"enabled": false` must not look accepted), and so is a `null` but for
+    /// `minAppVersion` (`"disabled": null` must not read as false; SPEC §14), then
+    /// `FeatureCatalog`'s checks.
     static func feature(_ request: Request, _ context: AppRequestContext) async throws -> Feature {
         let key = context.pathParameter("key") ?? ""
         var request = request
         let body = try await request.bodyData(limit: 64 * 1024)
-        try ConfigurationBody.checkMembers(of: body, shape: ConfigurationBody.feature)
+        try ConfigurationBody.checkMembers(of: body, shape: ConfigurationBody.feature, refusingNulls: true)
         do {
             return try FeatureCatalog.parseDefinition(key: key, body: body)
         } catch {

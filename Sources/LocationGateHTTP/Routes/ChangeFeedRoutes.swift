@@ -43,7 +43,7 @@ struct ChangeFeedRoutes {
             let feed = self.feed
             start = try await streams.reads.run(appID: identity.appID) { try await feed.feedHead() }
         }
-        let slot = try streams.open(identity.appID)
+        let slot = try streams.open(identity.appID, for: request)
         let feed = self.feed
         let reads = streams.reads
         let appID = identity.appID

@@ -78,7 +78,8 @@ struct OFREPRoutes {
     }
 
     /// Reads `{"context": {"targetingKey", "deviceId"}}` (an empty body is `{}`): UTF-8 JSON,
-    /// an object without a key twice.
+    /// an object. An object anywhere in the body that names a member twice is refused, naming
+    /// it (SPEC §14, RFC 7493): `INVALID_CONTEXT` inside `context`, `PARSE_ERROR` elsewhere.
     static func target(from request: inout Request) async throws -> OFREPTarget {
         let data: Data
         do {
@@ -86,16 +87,27 @@ struct OFREPRoutes {
         } catch {
             throw OFREPError.Failure(code: "GENERAL", details: "the body is larger than 64 KiB", status: .contentTooLarge)
         }
-        guard let text = data.isEmpty ? "{}" : String(data: data, encoding: .utf8), let root = JSONNode.parse(text),
-              case .object = root, root.hasUniqueKeys
-        else {
+        guard let text = data.isEmpty ? "{}" : String(data: data, encoding: .utf8) else {
+            throw OFREPError.Failure(code: "PARSE_ERROR", details: "the body is not a JSON object")
+        }
+        let root: JSONNode
+        do throws(JSONNode.ParseError) {
+            root = try JSONNode.parseStrictly(bytes: Array(text.utf8))
+        } catch {
+            guard case .repeatedName(let path) = error else {
+                throw OFREPError.Failure(code: "PARSE_ERROR", details: ClientJSON.refusal(error).message)
+            }
+            let inContext = path.steps.count > 1 && path.steps[0] == .member("context")
+            throw OFREPError.Failure(code: inContext ? "INVALID_CONTEXT" : "PARSE_ERROR", details: ClientJSON.refusal(error).message)
+        }
+        guard case .object = root else {
             throw OFREPError.Failure(code: "PARSE_ERROR", details: "the body is not a JSON object")
         }
         guard let context = root["context"] else {
             throw OFREPError.Failure(code: "TARGETING_KEY_MISSING", details: "context.targetingKey (the user id) is required")
         }
-        guard case .object = context, context.hasUniqueKeys else {
-            throw OFREPError.Failure(code: "INVALID_CONTEXT", details: "context must be an object, each key once")
+        guard case .object = context else {
+            throw OFREPError.Failure(code: "INVALID_CONTEXT", details: "context must be an object")
         }
         guard let rawKey = context["targetingKey"] else {
             throw OFREPError.Failure(code: "TARGETING_KEY_MISSING", details: "context.targetingKey (the user id) is required")

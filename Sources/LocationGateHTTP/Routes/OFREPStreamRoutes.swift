@@ -38,7 +38,7 @@ struct OFREPStreamRoutes {
         if let device, !EventSubmission.isValidIdentifier(device) {
             throw OFREPError.Failure(code: "INVALID_CONTEXT", details: "deviceId must be \(EventSubmission.identifierRule)")
         }
-        let slot = try streams.open(identity.appID)
+        let slot = try streams.open(identity.appID, for: request)
         let target = OFREPTarget(userID: user, deviceID: device)
         let ofrep = self.ofrep
         let hints = self.hints

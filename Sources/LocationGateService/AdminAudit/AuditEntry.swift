@@ -1,4 +1,5 @@
 import Foundation
+import PostgresClient
 
 /// What a change to an app's configuration did (SPEC §14 "Admin audit trail"; §15 for the kill
 /// switch's two).
@@ -9,13 +10,16 @@ public enum AuditAction: String, Sendable, Hashable, CaseIterable, Encodable {
     case keyCreated
     /// The target is the key's id; details its `scope`.
     case keyRevoked
-    /// A feature created, or replaced without flipping `disabled`; the target is its key.
+    /// A feature created, replaced or patched without flipping `disabled`; the target is its
+    /// key, details `changes` (every field it changed, `{FIELD: {"from", "to"}}`) and, for a
+    /// PUT, `created`.
     case featurePut
-    /// A PUT that turned an existing feature's `disabled` on (SPEC §15's kill switch).
+    /// A PUT or PATCH that turned an existing feature's `disabled` on (SPEC §15's kill switch),
+    /// with all of its `changes` in the one entry.
     case featureDisabled
-    /// A PUT that turned it off again.
+    /// A PUT or PATCH that turned it off again.
     case featureEnabled
-    /// The target is the feature's key.
+    /// The target is the feature's key; `changes` has each of its fields to null.
     case featureDeleted
     /// The target is the app; details `days` (null: everything is kept).
     case retentionSet
@@ -27,13 +31,17 @@ public enum AuditAction: String, Sendable, Hashable, CaseIterable, Encodable {
     case dashboardSignOut
 }
 
-/// A value of an entry's `details`: text, a whole number, a flag or null. Details say what a
-/// change was (a key's scope, a retention's days), never whom it concerned.
+/// A value of an entry's `details`: text, a whole number, a flag, null, or an array or object
+/// of these (a feature's `services`; `changes`' `{FIELD: {"from", "to"}}`). Details say what a
+/// change was (a key's scope, a retention's days, a feature's fields before and after), never
+/// whom it concerned.
 public enum AuditDetail: Sendable, Hashable, Codable {
     case string(String)
     case int(Int)
     case bool(Bool)
     case null
+    case array([AuditDetail])
+    case object([String: AuditDetail])
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
@@ -43,8 +51,12 @@ public enum AuditDetail: Sendable, Hashable, Codable {
             self = .bool(flag)
         } else if let number = try? container.decode(Int.self) {
             self = .int(number)
+        } else if let text = try? container.decode(String.self) {
+            self = .string(text)
+        } else if let items = try? container.decode([AuditDetail].self) {
+            self = .array(items)
         } else {
-            self = .string(try container.decode(String.self))
+            self = .object(try container.decode([String: AuditDetail].self))
         }
     }
 
@@ -55,16 +67,22 @@ public enum AuditDetail: Sendable, Hashable, Codable {
         case .int(let number): try container.encode(number)
         case .bool(let flag): try container.encode(flag)
         case .null: try container.encodeNil()
+        case .array(let items): try container.encode(items)
+        case .object(let members): try container.encode(members)
         }
     }
 
-    /// The value as the dashboard shows it.
+    /// The value as the dashboard shows it: arrays as `[a, b]`, objects as `{name: value}` in
+    /// name order.
     public var text: String {
         switch self {
         case .string(let text): text
         case .int(let number): String(number)
         case .bool(let flag): flag ? "true" : "false"
         case .null: "null"
+        case .array(let items): "[" + items.map(\.text).joined(separator: ", ") + "]"
+        case .object(let members):
+            "{" + members.keys.sorted().map { "\($0): \(members[$0]?.text ?? "")" }.joined(separator: ", ") + "}"
         }
     }
 }
@@ -90,8 +108,9 @@ public struct AuditChange: Sendable, Hashable {
 /// One entry of the trail as `GET /v1/audit` answers it:
 /// `{"id", "at", "actor", "action", "target", "details"}`, `target` null when there is none.
 public struct AuditEntry: Sendable, Hashable, Encodable {
-    /// Increasing within an app, in commit order: pass the last one seen as `after`.
-    public var id: Int64
+    /// Random (SPEC §14 "Guard rails": opaque, it tells nothing of other apps' activity, nor
+    /// of how many entries came before); the trail's order is kept apart from it.
+    public var id: UUID
     /// RFC 3339, UTC, milliseconds.
     public var at: String
     public var actor: AuditActor
@@ -100,7 +119,7 @@ public struct AuditEntry: Sendable, Hashable, Encodable {
     public var target: String?
     public var details: [String: AuditDetail]
 
-    public init(id: Int64, at: String, actor: AuditActor, action: String, target: String?, details: [String: AuditDetail]) {
+    public init(id: UUID, at: String, actor: AuditActor, action: String, target: String?, details: [String: AuditDetail]) {
         self.id = id
         self.at = at
         self.actor = actor
@@ -112,7 +131,7 @@ public struct AuditEntry: Sendable, Hashable, Encodable {
     public func encode(to encoder: any Encoder) throws {
         enum Keys: String, CodingKey { case id, at, actor, action, target, details }
         var container = encoder.container(keyedBy: Keys.self)
-        try container.encode(id, forKey: .id)
+        try container.encode(id.lowercasedText, forKey: .id)
         try container.encode(at, forKey: .at)
         try container.encode(actor, forKey: .actor)
         try container.encode(action, forKey: .action)
@@ -124,10 +143,11 @@ public struct AuditEntry: Sendable, Hashable, Encodable {
 /// A page of the trail: `{"entries": [...], "next"}`, `next` null at the end.
 public struct AuditPage: Sendable, Hashable, Encodable {
     public var entries: [AuditEntry]
-    /// The `after` of the next page, or nil when there is none.
-    public var next: Int64?
+    /// The `after` of the next page (the id of this page's last entry), or nil when there is
+    /// none.
+    public var next: UUID?
 
-    public init(entries: [AuditEntry], next: Int64?) {
+    public init(entries: [AuditEntry], next: UUID?) {
         self.entries = entries
         self.next = next
     }
@@ -136,6 +156,6 @@ public struct AuditPage: Sendable, Hashable, Encodable {
         enum Keys: String, CodingKey { case entries, next }
         var container = encoder.container(keyedBy: Keys.self)
         try container.encode(entries, forKey: .entries)
-        try container.encode(next, forKey: .next)
+        try container.encode(next?.lowercasedText, forKey: .next)
     }
 }

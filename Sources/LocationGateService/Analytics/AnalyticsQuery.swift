@@ -408,8 +408,11 @@ extension GateService {
     /// counted yet, so an acknowledged append is always in the figures.
     public func analytics(_ query: AnalyticsQuery) async throws(ServiceError) -> [AnalyticsQuery.Row] {
         try await database {
-            try await AnalyticsRollup(pool: pool, logger: logger).catchUp(waitForInFlightCommits: true)
-            return try await reads.caughtUp().withConnection { connection in try query.run(on: connection) }
+            // Costly work: at most two per app at once, within the costly requests' share of the pool.
+            try await costly.run(.analytics, appID: query.appID) {
+                try await AnalyticsRollup(pool: pool, logger: logger).catchUp(waitForInFlightCommits: true)
+                return try await reads.caughtUp().withConnection { connection in try query.run(on: connection) }
+            }
         }
     }
 }

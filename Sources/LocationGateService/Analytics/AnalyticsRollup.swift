@@ -65,26 +65,11 @@ public struct RollupCounts: Sendable {
             .map(\.row)
     }
 
-    /// Adds the counters to the table, in key order (so concurrent writers lock rows in the
-    /// same order).
+    /// Adds the counters to the live rollups, in key order (so concurrent writers lock rows in
+    /// the same order), and to their companions by day alone and over all time.
     func upsert(on connection: PostgresConnection) throws {
         guard !counts.isEmpty else { return }
-        let rows = Self.sorted(counts)
-        for chunk in rows.chunks(of: 5000) {
-            try connection.query(
-                """
-                INSERT INTO analytics_rollups (app_id, day, platform, os_major, app_version, metric, key, count)
-                SELECT a::uuid, d::date, p, o, v, m, k, c
-                FROM unnest(\(PostgresArray(chunk.map { $0.key.appID.lowercasedText })), \(PostgresArray(chunk.map { $0.key.day })),
-                            \(PostgresArray(chunk.map { $0.key.platform })), \(PostgresArray(chunk.map { Int64($0.key.osMajor) })),
-                            \(PostgresArray(chunk.map { $0.key.appVersion })), \(PostgresArray(chunk.map { $0.key.metric })),
-                            \(PostgresArray(chunk.map { $0.key.key })), \(PostgresArray(chunk.map { $0.value })))
-                    WITH ORDINALITY AS r(a, d, p, o, v, m, k, c, n)
-                ORDER BY n
-                ON CONFLICT (app_id, metric, day, platform, os_major, app_version, key)
-                DO UPDATE SET count = analytics_rollups.count + excluded.count
-                """)
-        }
+        try add(to: .rollups, on: connection)
         // The same counters by day alone, for queries grouped by day or week and nothing else.
         var days: [RollupKey: Int64] = [:]
         for (key, count) in counts {
@@ -130,6 +115,63 @@ public struct RollupCounts: Sendable {
                 ON CONFLICT (app_id, metric, platform, os_major, app_version, key)
                 DO UPDATE SET count = analytics_totals.count + excluded.count
                 """)
+        }
+    }
+}
+
+/// A table of counters by day, platform, OS major and app version (the rollups' shape): the
+/// live rollups, the counters an erasure kept of the events it erased, or those an archive or a
+/// retention batch kept of the events it took out of the log. The last two lead with their
+/// owner's id.
+enum RollupTable {
+    case rollups
+    case erasure(UUID)
+    case archive(Int64)
+
+    var name: String {
+        switch self {
+        case .rollups: "analytics_rollups"
+        case .erasure: "erasure_rollups"
+        case .archive: "archived_rollups"
+        }
+    }
+
+    /// The owner's column and id, for the tables that have one.
+    var owner: (column: String, id: PostgresBind)? {
+        switch self {
+        case .rollups: return nil
+        case .erasure(let id): return (column: "erasure_id", id: id.postgresBind)
+        case .archive(let id): return (column: "archive_id", id: id.postgresBind)
+        }
+    }
+}
+
+extension RollupCounts {
+    /// Adds the counters to `table`, a counter already there added to: in key order (so
+    /// concurrent writers lock rows in the same order), 5,000 a statement. The one statement
+    /// that writes counters of this shape, whichever table they go to.
+    func add(to table: RollupTable, on connection: PostgresConnection) throws {
+        guard !counts.isEmpty else { return }
+        let owner = table.owner
+        let ownerColumn = owner.map { "\($0.column), " } ?? ""
+        // The owner's id is the ninth parameter, after the eight arrays.
+        let ownerValue = owner.map { _ in "$9, " } ?? ""
+        let sql = """
+            INSERT INTO \(table.name) (\(ownerColumn)app_id, day, platform, os_major, app_version, metric, key, count)
+            SELECT \(ownerValue)a::uuid, d::date, p, o, v, m, k, c
+            FROM unnest($1, $2, $3, $4, $5, $6, $7, $8) WITH ORDINALITY AS r(a, d, p, o, v, m, k, c, n)
+            ORDER BY n
+            ON CONFLICT (\(ownerColumn)app_id, metric, day, platform, os_major, app_version, key)
+            DO UPDATE SET count = \(table.name).count + excluded.count
+            """
+        for chunk in Self.sorted(counts).chunks(of: 5000) {
+            let arrays = [
+                PostgresArray(chunk.map { $0.key.appID.lowercasedText }), PostgresArray(chunk.map { $0.key.day }),
+                PostgresArray(chunk.map { $0.key.platform }), PostgresArray(chunk.map { Int64($0.key.osMajor) }),
+                PostgresArray(chunk.map { $0.key.appVersion }), PostgresArray(chunk.map { $0.key.metric }),
+                PostgresArray(chunk.map { $0.key.key }), PostgresArray(chunk.map { $0.value }),
+            ]
+            try connection.query(PostgresQuery(unsafeSQL: sql, binds: arrays.map(\.postgresBind) + (owner.map { [$0.id] } ?? [])))
         }
     }
 }

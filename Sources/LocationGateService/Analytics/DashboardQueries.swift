@@ -30,45 +30,50 @@ extension GateService {
     /// Coverage of every feature of the app, from the projection. Devices in the same state
     /// are decided once: `device_counts` holds a row per distinct state (and lane), so the cost
     /// grows with the app's distinct states (13,337 at 10 million events), not with its
-    /// devices; each state is read from `device_state_kinds` and decoded once per process.
-    public func featureCoverage(appID: UUID) async throws(ServiceError) -> [FeatureCoverage] {
+    /// devices; the states are read a page at a time (`StateKindScan`) and decided as they come,
+    /// so memory holds the counts per feature, never every state.
+    public func featureCoverage(appID: UUID, cancellation: CancellationFlag = CancellationFlag()) async throws(ServiceError) -> [FeatureCoverage] {
         let features = try await catalog(appID)
         let stateKinds = self.stateKinds
-        let groups = try await database {
-            try await reads.caughtUp().withConnection { connection in
-                let counts = try connection.query(
-                    "SELECT state_id, sum(devices)::bigint FROM device_counts WHERE app_id = \(appID) GROUP BY 1 HAVING sum(devices) <> 0")
-                    .map { row -> (Int64, Int64) in (try row.decode(0), try row.decode(1)) }
-                let missing = counts.map(\.0).filter { stateKinds.state($0) == nil }
-                for chunk in missing.chunks(of: 5000) {
-                    for row in try connection.query(
-                        "SELECT state_id, state::text FROM device_state_kinds WHERE state_id = ANY(\(PostgresArray(Array(chunk))))") {
-                        if let state = try? JSONText.state(try row.decode(1)) { stateKinds.insert(try row.decode(0), state) }
+        let reads = self.reads
+        struct Counts: Sendable {
+            var devices: [Int64]
+            var enabled: [Int64]
+            var reasons: [[GateReason: Int64]]
+            var actions: [[GateAction: Int64]]
+        }
+        let counts = try await database {
+            try await withTaskCancellationHandler {
+                try await reads.caughtUp().transaction { connection -> Counts in
+                    try connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                    var counts = Counts(
+                        devices: Array(repeating: 0, count: features.count), enabled: Array(repeating: 0, count: features.count),
+                        reasons: Array(repeating: [:], count: features.count), actions: Array(repeating: [:], count: features.count))
+                    try StateKindScan(appID: appID, stateKinds: stateKinds, cancellation: cancellation).forEach(on: connection) { kind in
+                        guard let state = kind.state else { return }
+                        for (index, feature) in features.enumerated() {
+                            let decision = state.decide(feature, version: 1)
+                            counts.devices[index] += kind.devices
+                            if decision.enabled {
+                                counts.enabled[index] += kind.devices
+                            } else {
+                                counts.reasons[index][decision.reason, default: 0] += kind.devices
+                                counts.actions[index][decision.action, default: 0] += kind.devices
+                            }
+                        }
                     }
+                    return counts
                 }
-                return counts.compactMap { id, count in stateKinds.state(id).map { ($0, count) } }
+            } onCancel: {
+                cancellation.cancel()
             }
         }
-        var coverage = features.map { FeatureCoverage(feature: $0, devices: 0, enabled: 0, reasons: [], actions: []) }
-        var reasons = [[GateReason: Int64]](repeating: [:], count: features.count)
-        var actions = [[GateAction: Int64]](repeating: [:], count: features.count)
-        for (state, count) in groups {
-            for (index, feature) in features.enumerated() {
-                let decision = state.decide(feature, version: 1)
-                coverage[index].devices += count
-                if decision.enabled {
-                    coverage[index].enabled += count
-                } else {
-                    reasons[index][decision.reason, default: 0] += count
-                    actions[index][decision.action, default: 0] += count
-                }
-            }
+        return features.indices.map { index in
+            FeatureCoverage(
+                feature: features[index], devices: counts.devices[index], enabled: counts.enabled[index],
+                reasons: counts.reasons[index].sorted { ($0.value, $1.key.rawValue) > ($1.value, $0.key.rawValue) }.map { ($0.key, $0.value) },
+                actions: counts.actions[index].sorted { ($0.value, $1.key.rawValue) > ($1.value, $0.key.rawValue) }.map { ($0.key, $0.value) })
         }
-        for index in coverage.indices {
-            coverage[index].reasons = reasons[index].sorted { ($0.value, $1.key.rawValue) > ($1.value, $0.key.rawValue) }.map { ($0.key, $0.value) }
-            coverage[index].actions = actions[index].sorted { ($0.value, $1.key.rawValue) > ($1.value, $0.key.rawValue) }.map { ($0.key, $0.value) }
-        }
-        return coverage
     }
 
     /// Decisions one device page computes at most (events × features).

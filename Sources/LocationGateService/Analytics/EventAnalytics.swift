@@ -20,7 +20,11 @@ public struct DeviceMilestones: OptionSet, Sendable, Hashable {
     /// The milestones a transition reaches.
     static func reached(before: DeviceState, after: DeviceState, effects: [Effect]) -> DeviceMilestones {
         var reached: DeviceMilestones = []
-        if after.status == .authorizedWhenInUse { reached.insert(.reachedWhenInUse) }
+        // SPEC §12: on Android only a grant that is not the location button's one-time grant
+        // (`temporary`) reaches When In Use.
+        if after.status == .authorizedWhenInUse && !(after.family == .android && after.temporary) {
+            reached.insert(.reachedWhenInUse)
+        }
         // Asked for Always from When In Use: the upgrade prompt, or 13.0-13.3's silent grant.
         // Android's background dialog and Settings page are its escalation (SPEC §12).
         if effects.contains(.promptShown(.alwaysUpgrade)) || effects.contains(.promptShown(.backgroundDialog))
@@ -74,6 +78,10 @@ public struct EventAnalytics: Sendable, Hashable, Codable {
             if prompt == .fullAccuracy || prompt == .precise {
                 // Accuracy prompts: a grant is full accuracy (Android: precise).
                 analytics.granted = choice == .allowFullAccuracy || choice == .precise
+                analytics.always = false
+            } else if prompt == .locationButton {
+                // SPEC §12: the location button's consent dialog; a grant is `allow` (B3, B4).
+                analytics.granted = choice == .allow
                 analytics.always = false
             } else if choice == .dismissed {
                 // Android: a dialog closed without an answer grants nothing.

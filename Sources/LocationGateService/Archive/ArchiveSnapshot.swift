@@ -195,18 +195,7 @@ enum ArchiveSnapshot {
 
     /// Saves the counters of one archive's events.
     static func save(_ rollups: RollupCounts, archive: Int64, on connection: PostgresConnection) throws {
-        for chunk in Array(rollups.counts).chunks(of: 5000) {
-            try connection.query(
-                """
-                INSERT INTO archived_rollups (archive_id, app_id, day, platform, os_major, app_version, metric, key, count)
-                SELECT \(archive), a, d::date, p, o, v, m, k, c
-                FROM unnest(\(PostgresArray(chunk.map { $0.key.appID })), \(PostgresArray(chunk.map { $0.key.day })),
-                            \(PostgresArray(chunk.map { $0.key.platform })), \(PostgresArray(chunk.map { Int64($0.key.osMajor) })),
-                            \(PostgresArray(chunk.map { $0.key.appVersion })), \(PostgresArray(chunk.map { $0.key.metric })),
-                            \(PostgresArray(chunk.map { $0.key.key })), \(PostgresArray(chunk.map { $0.value })))
-                    AS r(a, d, p, o, v, m, k, c)
-                """)
-        }
+        try rollups.add(to: .archive(archive), on: connection)
     }
 
     /// Rows of archives that never committed (an archive that failed after writing some).

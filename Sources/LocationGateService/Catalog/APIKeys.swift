@@ -88,6 +88,8 @@ public final class APIKeys: Sendable {
     private let cache = Mutex(Cache())
     /// The look-ups that reach the database, batched and bounded.
     let lookups: KeyLookups
+    /// The keys that hold push streams open, closed when revoked.
+    let revocations = KeyRevocations()
     /// A key's use is written at most once per this interval per process.
     let useInterval: Duration
 
@@ -150,8 +152,25 @@ public final class APIKeys: Sendable {
 
     /// Revokes one of the app's keys; false when the app has no such live key. `keyRevoked` is
     /// recorded in the same transaction (SPEC §14).
+    ///
+    /// The app's last live admin key is not revoked (SPEC §14 "Guard rails": 409
+    /// `lastAdminKey`), or nobody could change the app's configuration again. The check holds
+    /// under concurrency: the app's live admin keys are locked (in id order, so that two
+    /// revocations never deadlock) before they are counted, so of two revocations of its last
+    /// two admin keys the second waits for the first, counts again and is refused.
     public func revoke(appID: UUID, keyID: UUID, actor: AuditActor) async throws -> Bool {
         let revoked = try await pool.transaction { connection in
+            let liveAdmins = try connection.query(
+                """
+                SELECT id FROM api_keys
+                WHERE app_id = \(appID) AND scope = \(KeyScope.admin.rawValue) AND revoked_at IS NULL
+                ORDER BY id FOR NO KEY UPDATE
+                """
+            ).map { try $0.decode(0, as: UUID.self) }
+            if liveAdmins == [keyID] {
+                throw ServiceError(
+                    .lastAdminKey, "this is the app's last admin key: create another admin key before revoking it")
+            }
             let rows = try connection.query(
                 """
                 UPDATE api_keys SET revoked_at = now()
@@ -337,15 +356,43 @@ public final class APIKeys: Sendable {
             cache.known.removeValue(forKey: digest)
             cache.unknown.remove(digest)
         }
+        revocations.revoked(digest)
     }
 
+    /// Forgets every key: the revocations notified while this process was not listening are
+    /// unknown, so the keys that hold streams open are looked up again, and the streams of
+    /// those no longer live are closed (`recheckWatchedKeys`).
     public func invalidateAll() {
         cache.withLock { cache in
             cache.epoch &+= 1
             cache.known = [:]
             cache.unknown = []
         }
+        guard revocations.count > 0 else { return }
+        Task { await self.recheckWatchedKeys() }
     }
+
+    /// Looks up every key that holds a stream open and closes the streams of those that are no
+    /// longer live. A look-up that fails leaves its key's streams open; the next resync looks
+    /// again.
+    func recheckWatchedKeys() async {
+        for digest in revocations.watchedDigests {
+            do {
+                if try await lookups.identity(digest: digest.hex) == nil { revocations.revoked(digest) }
+            } catch {
+                continue
+            }
+        }
+    }
+
+    /// Calls `onRevoked` once when `key` is revoked, here or on another process (SPEC §5: the
+    /// streams a key opened close when it is revoked), until the watch is cancelled.
+    public func watchRevocation(ofKey key: Substring, onRevoked: @escaping @Sendable () -> Void) -> KeyWatch {
+        revocations.watch(digest: KeyDigest(of: String(key)), onRevoked: onRevoked)
+    }
+
+    /// Keys that hold push streams open now.
+    public var watchedKeys: Int { revocations.count }
 
     /// Hex SHA-256 of the key text, as `api_keys.key_hash` stores it.
     static func hash(_ key: String) -> String {

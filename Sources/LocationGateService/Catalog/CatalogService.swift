@@ -1,5 +1,6 @@
 import Foundation
 import LocationAuthorization
+import LocationGateJSON
 
 /// The catalog face of the service (SPEC §4, §5, §14): apps, their API keys and their feature
 /// catalogs. Every change is recorded in the admin audit trail with its `actor`, in the
@@ -24,10 +25,14 @@ public protocol CatalogService: Sendable {
     func feature(appID: UUID, key: String) async throws(ServiceError) -> Feature?
     /// Creates or replaces a feature; true when it was created.
     func putFeature(appID: UUID, feature: Feature, actor: AuditActor) async throws(ServiceError) -> Bool
+    /// Changes only the fields `patch` names (a JSON merge patch's members, RFC 7396; SPEC §14
+    /// "Partial changes"), atomically; the whole feature as it now is, nil when there is none.
+    func patchFeature(appID: UUID, key: String, patch: [JSONNode.Member], actor: AuditActor) async throws(ServiceError) -> Feature?
     /// Deletes a feature; false when there was none.
     func deleteFeature(appID: UUID, key: String, actor: AuditActor) async throws(ServiceError) -> Bool
-    /// What putting `feature` would change for the app's devices now, changing nothing (SPEC §15).
-    func previewFeature(appID: UUID, feature: Feature) async throws(ServiceError) -> FeaturePreview
+    /// What putting `feature` would change for the app's devices now, changing nothing (SPEC §15);
+    /// stopped when `cancellation` is set (its client went).
+    func previewFeature(appID: UUID, feature: Feature, cancellation: CancellationFlag) async throws(ServiceError) -> FeaturePreview
 }
 
 /// The catalog's parts (`apps`, `keys`, `features`) behind one face, their errors translated
@@ -65,6 +70,10 @@ extension GateService: CatalogService {
 
     public func putFeature(appID: UUID, feature: Feature, actor: AuditActor) async throws(ServiceError) -> Bool {
         try await database { try await features.put(appID: appID, feature: feature, actor: actor) }
+    }
+
+    public func patchFeature(appID: UUID, key: String, patch: [JSONNode.Member], actor: AuditActor) async throws(ServiceError) -> Feature? {
+        try await database { try await features.patch(appID: appID, key: key, patch: patch, actor: actor) }
     }
 
     public func deleteFeature(appID: UUID, key: String, actor: AuditActor) async throws(ServiceError) -> Bool {

@@ -12,7 +12,8 @@ import PostgresClient
 ///   once per `refreshInterval`, so that a page is not a write each time),
 /// - when that key is revoked (every lookup joins `api_keys` on `revoked_at IS NULL`, so the
 ///   revocation's commit ends its sessions on every server at once),
-/// - at sign-out (its row is deleted).
+/// - at sign-out (its row is deleted),
+/// - when its key signs in a `sessionsPerKey`-th more recent session (SPEC §14).
 /// An ended session's row is deleted when it is next presented, and at each sign-in of its app.
 ///
 /// A sign-in and a sign-out are recorded in the admin audit trail in their own transaction
@@ -31,15 +32,57 @@ public struct DashboardSessions: Sendable {
         self.pool = pool
     }
 
-    /// Starts a session for the key behind `identity` and returns its id (the cookie's value);
-    /// nil when the key is revoked (a revocation that overtook the key's lookup). The app's
-    /// ended sessions (idle too long, or of a revoked key) are deleted in the same transaction.
-    /// The caller decides which scopes may sign in.
-    public func start(for identity: APIIdentity) async throws -> String? {
+    /// What a sign-in came to (`start(for:)`).
+    public enum SignIn: Sendable, Hashable {
+        /// A session started: its id, the cookie's value.
+        case started(String)
+        /// The key is revoked (a revocation that overtook the key's lookup).
+        case keyRevoked
+        /// The key signed in `signInLimit` times in the last `signInWindow`: nothing started or
+        /// recorded; a sign-in may succeed again after `retryAfter` seconds.
+        case limited(retryAfter: Int)
+    }
+
+    /// Sign-ins of one key at most in any `signInWindow` (SPEC §14 "Guard rails"), so that a
+    /// key, a read key included, cannot flood the audit trail or the sessions' table.
+    public static let signInLimit = 10
+    public static let signInWindow: Duration = .seconds(60)
+    /// Live sessions of one key at most: signing in one more ends its oldest.
+    public static let sessionsPerKey = 20
+
+    /// Starts a session for the key behind `identity` and returns its id (the cookie's value).
+    /// The app's ended sessions (idle too long, or of a revoked key) are deleted in the same
+    /// transaction. The caller decides which scopes may sign in.
+    ///
+    /// SPEC §14 "Guard rails": a key signs in at most `signInLimit` times in any `signInWindow`
+    /// (its `dashboardSignIn` entries of the trail are counted, on every server alike) and
+    /// holds at most `sessionsPerKey` live sessions (a new one ends the oldest). The key's row
+    /// is locked first, so that a key's sign-ins take turns and concurrent ones cannot all
+    /// pass the count.
+    public func start(for identity: APIIdentity) async throws -> SignIn {
         let id = Self.newSessionID()
         let digest = APIKeys.hash(id)
         let idle = Self.seconds(Self.idleLimit)
-        let started = try await pool.transaction { connection in
+        let window = Self.seconds(Self.signInWindow)
+        return try await pool.transaction { connection -> SignIn in
+            let live = try connection.query(
+                """
+                SELECT 1 FROM api_keys WHERE id = \(identity.keyID) AND app_id = \(identity.appID) AND revoked_at IS NULL
+                FOR NO KEY UPDATE
+                """)
+            guard live.count > 0 else { return .keyRevoked }
+            let recent = try connection.query(
+                """
+                SELECT count(*), ceil(extract(epoch FROM min(at) + interval '1 second' * \(window) - clock_timestamp()))::bigint
+                FROM (SELECT at FROM admin_audit
+                      WHERE actor_key_id = \(identity.keyID) AND action = 'dashboardSignIn'
+                        AND at > clock_timestamp() - interval '1 second' * \(window)
+                      ORDER BY at DESC LIMIT \(Self.signInLimit)) latest
+                """)
+            if let row = recent.first, try row.decode(0, as: Int64.self) >= Int64(Self.signInLimit) {
+                let wait = try row.decodeIfPresent(1, as: Int64.self) ?? 1
+                return .limited(retryAfter: Int(min(max(wait, 1), Int64(window))))
+            }
             try connection.query(
                 """
                 DELETE FROM dashboard_sessions
@@ -49,19 +92,26 @@ public struct DashboardSessions: Sendable {
                 """)
             let rows = try connection.query(
                 """
-                INSERT INTO dashboard_sessions (id_hash, app_id, key_id)
-                SELECT \(digest), app_id, id FROM api_keys
+                INSERT INTO dashboard_sessions (id_hash, app_id, key_id, created_at, last_used_at)
+                SELECT \(digest), app_id, id, clock_timestamp(), clock_timestamp() FROM api_keys
                 WHERE id = \(identity.keyID) AND app_id = \(identity.appID) AND revoked_at IS NULL
                 """)
-            guard rows.affectedRows > 0 else { return false }
+            guard rows.affectedRows > 0 else { return .keyRevoked }
+            // The key's oldest sessions beyond the bound end (the new one is the newest).
+            try connection.query(
+                """
+                DELETE FROM dashboard_sessions
+                WHERE id_hash IN (SELECT id_hash FROM dashboard_sessions
+                                  WHERE key_id = \(identity.keyID) AND id_hash <> \(digest)
+                                  ORDER BY created_at DESC, id_hash OFFSET \(Self.sessionsPerKey - 1))
+                """)
             try AdminAuditLog.record(
                 AuditChange(
                     appID: identity.appID, actor: .key(identity.keyID), action: .dashboardSignIn,
                     target: identity.keyID.lowercasedText, details: ["scope": .string(identity.scope.rawValue)]),
                 on: connection)
-            return true
+            return .started(id)
         }
-        return started ? id : nil
     }
 
     /// The key behind a live session, or nil: an id that is not shaped like a session id (no

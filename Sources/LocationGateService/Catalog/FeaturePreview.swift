@@ -82,22 +82,37 @@ extension GateService {
     ///
     /// No device is loaded: the devices of an app are in a few distinct states, which
     /// `device_counts` counts (SPEC §8's feature coverage reads them too). Each distinct state is
-    /// decided once with the current and with the proposed feature, and the counts of the states
-    /// whose decision changes are added up per pair of decisions; then a few devices of each
-    /// pair are named by bounded reads of `device_states` (`FeaturePreviewSampler`). Memory
-    /// holds the distinct states, the pairs and their samples, whatever the app's size; every
-    /// read is in one snapshot, so the samples belong to the counts.
-    public func previewFeature(appID: UUID, feature: Feature) async throws(ServiceError) -> FeaturePreview {
+    /// decided once with the current and with the proposed feature as a cursor passes over them
+    /// (`StateKindScan`), and the counts of the states whose decision changes are added up per
+    /// pair of decisions; then a few devices of each pair are named by bounded reads of
+    /// `device_states` (`FeaturePreviewSampler`). Memory holds a page of states, the pairs and
+    /// their samples, whatever the app's size or its devices' states; every read is in one
+    /// snapshot, so the samples belong to the counts.
+    ///
+    /// A preview is costly work (`CostlyWork`): an app runs at most two at once (429 beyond),
+    /// within the costly requests' share of the pool. `cancellation` stops it between pages when
+    /// its client has gone, ending its transaction.
+    public func previewFeature(
+        appID: UUID, feature: Feature, cancellation: CancellationFlag = CancellationFlag()
+    ) async throws(ServiceError) -> FeaturePreview {
         let catalogFeatures = try await self.catalog(appID)
         let current = catalogFeatures.first { $0.key == feature.key }
         if current == nil && catalogFeatures.count >= FeatureCatalog.maxFeatures {
             throw ServiceError(.validationFailed, "the catalog holds at most \(FeatureCatalog.maxFeatures) features; delete one first")
         }
         let stateKinds = self.stateKinds
+        let reads = self.reads
         return try await database {
-            try await reads.caughtUp().transaction { connection in
-                try FeaturePreviewSampler(appID: appID, current: current, proposed: feature, stateKinds: stateKinds)
-                    .preview(on: connection)
+            try await costly.run(.preview, appID: appID) {
+                try await withTaskCancellationHandler {
+                    try await reads.caughtUp().transaction { connection in
+                        try FeaturePreviewSampler(
+                            appID: appID, current: current, proposed: feature, stateKinds: stateKinds, cancellation: cancellation
+                        ).preview(on: connection)
+                    }
+                } onCancel: {
+                    cancellation.cancel()
+                }
             }
         }
     }
@@ -105,10 +120,9 @@ extension GateService {
 
 /// The preview's reads, in one read-only snapshot on one connection.
 ///
-/// 1. The distinct states of the app and their devices: `device_counts` summed over its lanes,
-///    each state decoded once per process (`StateKindCache`, shared with the dashboard).
+/// 1. The distinct states of the app and their devices, a page at a time (`StateKindScan`).
 /// 2. Each state decided with the current and the proposed feature; the states whose outcome
-///    differs are grouped by (from, to), with their devices and platforms.
+///    differs are grouped by (from, to), with their devices, platforms and content hashes.
 /// 3. The samples, from `device_states` by the states' identity: a state's row in
 ///    `device_state_kinds` and a device's row in `device_states` hold the same jsonb, so
 ///    `jsonb_hash_extended` of both is equal; the row's `status` and `app_version` columns are
@@ -119,22 +133,30 @@ extension GateService {
 ///    - The rarer pairs share one cursor over their states' devices, read 1,000 rows at a time
 ///      and closed as soon as each pair has its samples (or all its devices, when it has fewer):
 ///      at most one pass over the app's rows, streaming only the rare pairs' devices.
+///
+/// Groups live in an array indexed by their pair and are changed in place: a group's lists
+/// are never copied as they grow, so the pass is linear in the states.
 struct FeaturePreviewSampler {
     let appID: UUID
     let current: Feature?
     let proposed: Feature
     let stateKinds: StateKindCache
+    let cancellation: CancellationFlag
 
     /// A pair with at least this share of the app's devices is sampled with a `LIMIT` query of
     /// its own: about 20 / share rows are read before its 20 samples are found.
     static let commonFraction: Int64 = 1000
     /// Rows read from the cursor at a time.
     static let fetchSize = 1000
-    /// States read from `device_state_kinds` per statement.
-    static let kindsPerRead = 5000
     /// The prefilter on `app_version` is left out beyond this many versions (comparing each row
-    /// with a long list costs more than the hash it saves).
+    /// with a long list costs more than the hash it saves, and the versions are not kept).
     static let maxPrefilterVersions = 100
+
+    /// A pair of outcomes, as groups are indexed.
+    struct Pair: Hashable {
+        var from: FeaturePreview.Outcome
+        var to: FeaturePreview.Outcome
+    }
 
     /// The devices of one pair of outcomes.
     struct Group {
@@ -142,82 +164,71 @@ struct FeaturePreviewSampler {
         var to: FeaturePreview.Outcome
         var devices: Int64 = 0
         var byPlatform: [String: Int64] = [:]
-        var stateIDs: [Int64] = []
+        /// The content hashes of its states (what its devices' rows hash to).
+        var hashes: [Int64] = []
         var statuses: Set<String> = []
         /// `app_version` as the prefilter compares it: "" for none (an `appVersion` is never
-        /// empty).
-        var appVersions: Set<String> = []
+        /// empty); nil once there are more than `maxPrefilterVersions`.
+        var appVersions: Set<String>? = []
         var sample: [FeaturePreview.Device] = []
 
         /// The samples this group can have: 20, or all its devices when it has fewer.
         var wanted: Int { Int(min(Int64(FeaturePreview.sampleSize), devices)) }
+
+        mutating func add(_ kind: StateKindScan.Kind, _ state: DeviceState) {
+            devices += kind.devices
+            byPlatform[state.context.effectivePlatform.rawValue, default: 0] += kind.devices
+            hashes.append(kind.contentHash)
+            statuses.insert(state.status.rawValue)
+            if appVersions != nil {
+                appVersions?.insert(state.context.appVersion ?? "")
+                if let count = appVersions?.count, count > FeaturePreviewSampler.maxPrefilterVersions { appVersions = nil }
+            }
+        }
     }
 
     func preview(on connection: PostgresConnection) throws -> FeaturePreview {
         // The counts and the samples from the same snapshot.
         try connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-        let counts = try connection.query(
-            "SELECT state_id, sum(devices)::bigint FROM device_counts WHERE app_id = \(appID) GROUP BY 1 HAVING sum(devices) > 0")
-            .map { row -> (id: Int64, devices: Int64) in (try row.decode(0), try row.decode(1)) }
-        let states = try decodedStates(counts.map(\.id), on: connection)
-
         var total: Int64 = 0
-        var groups: [FeaturePreview.Outcome: [FeaturePreview.Outcome: Group]] = [:]
-        for (id, devices) in counts {
-            total += devices
-            guard let state = states[id] else { continue }
+        var groups: [Group] = []
+        var index: [Pair: Int] = [:]
+        try StateKindScan(appID: appID, stateKinds: stateKinds, cancellation: cancellation).forEach(on: connection) { kind in
+            total += kind.devices
+            guard let state = kind.state else { return }
             let to = FeaturePreview.Outcome(state.decide(proposed, version: 0))
             let from = current.map { FeaturePreview.Outcome(state.decide($0, version: 0)) } ?? .unknownFeature
-            guard from != to else { continue }
-            var group = groups[from]?[to] ?? Group(from: from, to: to)
-            group.devices += devices
-            group.byPlatform[state.context.effectivePlatform.rawValue, default: 0] += devices
-            group.stateIDs.append(id)
-            group.statuses.insert(state.status.rawValue)
-            group.appVersions.insert(state.context.appVersion ?? "")
-            groups[from, default: [:]][to] = group
+            guard from != to else { return }
+            let pair = Pair(from: from, to: to)
+            let position: Int
+            if let found = index[pair] {
+                position = found
+            } else {
+                position = groups.count
+                index[pair] = position
+                groups.append(Group(from: from, to: to))
+            }
+            groups[position].add(kind, state)
         }
-        var ordered = groups.values.flatMap(\.values).sorted { left, right in
+        groups.sort { left, right in
             if left.devices != right.devices { return left.devices > right.devices }
             if left.from.reason != right.from.reason { return left.from.reason < right.from.reason }
             if left.to.reason != right.to.reason { return left.to.reason < right.to.reason }
             return !left.from.enabled && right.from.enabled
         }
-        try sample(&ordered, total: total, on: connection)
+        try sample(&groups, total: total, on: connection)
         return FeaturePreview(
             devices: total,
-            changes: ordered.map { group in
+            changes: groups.map { group in
                 FeaturePreview.Change(
                     from: group.from, to: group.to, devices: group.devices, byPlatform: group.byPlatform,
                     sample: group.sample.sorted { ($0.userId, $0.deviceId) < ($1.userId, $1.deviceId) })
             })
     }
 
-    /// The states of `ids`, from the process's cache or `device_state_kinds`. A state this build
-    /// cannot read is left out (its devices count in the total, in no change).
-    func decodedStates(_ ids: [Int64], on connection: PostgresConnection) throws -> [Int64: DeviceState] {
-        var states: [Int64: DeviceState] = [:]
-        var missing: [Int64] = []
-        for id in ids {
-            if let state = stateKinds.state(id) { states[id] = state } else { missing.append(id) }
-        }
-        for chunk in missing.chunks(of: Self.kindsPerRead) {
-            for row in try connection.query(
-                "SELECT state_id, state::text FROM device_state_kinds WHERE state_id = ANY(\(PostgresArray(Array(chunk))))") {
-                let id: Int64 = try row.decode(0)
-                if let state = try? JSONText.state(try row.decode(1)) {
-                    states[id] = state
-                    stateKinds.insert(id, state)
-                }
-            }
-        }
-        return states
-    }
-
     /// Fills each group's `sample`.
     func sample(_ groups: inout [Group], total: Int64, on connection: PostgresConnection) throws {
         guard !groups.isEmpty else { return }
-        let hashes = try contentHashes(of: groups.flatMap(\.stateIDs), on: connection)
         let common = max(Int64(FeaturePreview.sampleSize), total / Self.commonFraction)
         var rare: [Int] = []
         for index in groups.indices {
@@ -225,7 +236,8 @@ struct FeaturePreviewSampler {
                 rare.append(index)
                 continue
             }
-            let filter = Filter(groups[index], hashes: hashes)
+            try cancellation.check()
+            let filter = Filter(groups[index])
             let rows = try connection.query(
                 """
                 SELECT user_id, device_id FROM device_states
@@ -242,10 +254,8 @@ struct FeaturePreviewSampler {
         var groupOfHash: [Int64: Int] = [:]
         var filter = Filter()
         for index in rare {
-            filter.add(groups[index], hashes: hashes)
-            for id in groups[index].stateIDs {
-                if let hash = hashes[id] { groupOfHash[hash] = index }
-            }
+            filter.add(groups[index])
+            for hash in groups[index].hashes { groupOfHash[hash] = index }
         }
         var incomplete = rare.filter { groups[$0].sample.count < groups[$0].wanted }.count
         try connection.query(
@@ -257,6 +267,7 @@ struct FeaturePreviewSampler {
                 THEN jsonb_hash_extended(state, 0) = ANY(\(filter.hashes)) ELSE false END
             """)
         while incomplete > 0 {
+            try cancellation.check()
             let rows = try connection.query("FETCH \(unescaped: String(Self.fetchSize)) FROM locgate_preview_sample")
             for row in rows {
                 guard let index = groupOfHash[try row.decode(0, as: Int64.self)], groups[index].sample.count < groups[index].wanted else { continue }
@@ -268,42 +279,35 @@ struct FeaturePreviewSampler {
         try connection.query("CLOSE locgate_preview_sample")
     }
 
-    /// `jsonb_hash_extended(state, 0)` of each state, by state id: what a device row of that
-    /// state hashes to.
-    func contentHashes(of ids: [Int64], on connection: PostgresConnection) throws -> [Int64: Int64] {
-        var hashes: [Int64: Int64] = [:]
-        for chunk in ids.chunks(of: Self.kindsPerRead) {
-            for row in try connection.query(
-                "SELECT state_id, jsonb_hash_extended(state, 0) FROM device_state_kinds WHERE state_id = ANY(\(PostgresArray(Array(chunk))))") {
-                hashes[try row.decode(0)] = try row.decode(1)
-            }
-        }
-        return hashes
-    }
-
     /// Which rows of `device_states` may hold a group's states: their statuses and app versions
     /// (cheap column comparisons), and the states' content hashes.
     struct Filter {
         private var statusSet: Set<String> = []
-        private var versionSet: Set<String> = []
+        /// Nil once some group has too many versions to compare with.
+        private var versionSet: Set<String>? = []
         private var hashList: [Int64] = []
 
         init() {}
 
-        init(_ group: Group, hashes: [Int64: Int64]) {
-            add(group, hashes: hashes)
+        init(_ group: Group) {
+            add(group)
         }
 
-        mutating func add(_ group: Group, hashes: [Int64: Int64]) {
+        mutating func add(_ group: Group) {
             statusSet.formUnion(group.statuses)
-            versionSet.formUnion(group.appVersions)
-            hashList += group.stateIDs.compactMap { hashes[$0] }
+            if let versions = group.appVersions, versionSet != nil {
+                versionSet?.formUnion(versions)
+            } else {
+                versionSet = nil
+            }
+            hashList += group.hashes
         }
 
         var statuses: PostgresArray { PostgresArray(statusSet.sorted()) }
         /// Nil (no prefilter on the version) when there are many.
         var appVersions: PostgresArray? {
-            versionSet.count <= FeaturePreviewSampler.maxPrefilterVersions ? PostgresArray(versionSet.sorted()) : nil
+            guard let versionSet, versionSet.count <= FeaturePreviewSampler.maxPrefilterVersions else { return nil }
+            return PostgresArray(versionSet.sorted())
         }
         var hashes: PostgresArray { PostgresArray(hashList) }
     }

@@ -156,6 +156,12 @@ struct ErasurePage: Sendable {
 
     /// Picks the due erasure whose app's turn is oldest and erases a page of it, in the
     /// caller's transaction; nil when none is due or an archive is exporting.
+    ///
+    /// The step takes the rollup's and the snapshots' locks before it locks any row: a row lock
+    /// gives the transaction an id, and a transaction id that waits for a lock (behind a
+    /// retention batch, a rebuild) holds back every app's change feed meanwhile, which reads
+    /// only below the oldest running transaction (SPEC §5, "Resources"). So it first looks for
+    /// a due erasure without locking it, takes the two locks, and only then picks and locks.
     static func next(settings: ErasureSettings, on connection: PostgresConnection) throws -> ErasurePage? {
         // No lock is waited for longer than this: the step fails, and is tried again later.
         try connection.query("SET LOCAL lock_timeout = '\(unescaped: String(ErasureSettings.milliseconds(settings.lockTimeout)))ms'")
@@ -163,22 +169,19 @@ struct ErasurePage: Sendable {
         // file and its counters already. The erasure waits for it (docs/privacy.md).
         guard try connection.query("SELECT pg_try_advisory_xact_lock_shared(\(EventArchive.runLockKey))")
             .first?.decode(0, as: Bool.self) == true else { return nil }
-        // The app whose erasures had their turn longest ago (its row locked, skipped when
-        // another worker serves it now), and its oldest erasure that is due.
-        guard let row = try connection.query(
-            """
-            SELECT x.id, t.app_id, x.user_id, x.device_id
-            FROM erasure_turns t
-            CROSS JOIN LATERAL (
-                SELECT e.id, w.user_id, w.device_id FROM erasures e JOIN erasure_work w ON w.erasure_id = e.id
-                WHERE e.app_id = t.app_id AND e.status = 'pending' AND e.performed_at IS NULL AND e.next_attempt_at <= now()
-                ORDER BY e.requested_at, e.id
-                LIMIT 1) x
-            ORDER BY t.taken_at, t.app_id
-            LIMIT 1
-            FOR UPDATE OF t SKIP LOCKED
-            """
-        ).first else { return nil }
+        guard let due = try connection.query(dueErasure(locking: false)).first else { return nil }
+        do {
+            // The rollup's lock first (it counts in global order: no count may move meanwhile,
+            // and no rebuild reads half a page), then the snapshots' (a retention batch, which
+            // saves snapshots too, is wholly before or after), then (in `erase`) the person's:
+            // their appends finish or wait. The order every holder of these locks takes them in.
+            try connection.query("SELECT pg_advisory_xact_lock(\(AnalyticsRollup.lockKey))")
+            try connection.query("SELECT pg_advisory_xact_lock(\(ArchiveSnapshot.lockKey))")
+        } catch {
+            // A lock not free in time counts against the erasure that was due.
+            throw Failure(erasure: try due.decode(0), appID: try due.decode(1), underlying: error)
+        }
+        guard let row = try connection.query(dueErasure(locking: true)).first else { return nil }
         let id: UUID = try row.decode(0)
         let appID: UUID = try row.decode(1)
         let userID: String = try row.decode(2)
@@ -188,6 +191,24 @@ struct ErasurePage: Sendable {
         } catch {
             throw Failure(erasure: id, appID: appID, underlying: error)
         }
+    }
+
+    /// The app whose erasures had their turn longest ago, and its oldest erasure that is due:
+    /// `(id, app, user, device)`. With `locking`, the app's turn is locked (and skipped when
+    /// another worker serves it now).
+    static func dueErasure(locking: Bool) -> PostgresQuery {
+        PostgresQuery(unsafeSQL: """
+            SELECT x.id, t.app_id, x.user_id, x.device_id
+            FROM erasure_turns t
+            CROSS JOIN LATERAL (
+                SELECT e.id, w.user_id, w.device_id FROM erasures e JOIN erasure_work w ON w.erasure_id = e.id
+                WHERE e.app_id = t.app_id AND e.status = 'pending' AND e.performed_at IS NULL AND e.next_attempt_at <= now()
+                ORDER BY e.requested_at, e.id
+                LIMIT 1) x
+            ORDER BY t.taken_at, t.app_id
+            LIMIT 1
+            \(locking ? "FOR UPDATE OF t SKIP LOCKED" : "")
+            """)
     }
 
     /// One page of one erasure, in the caller's transaction: of the person, or, with `deviceID`,
@@ -203,12 +224,8 @@ struct ErasurePage: Sendable {
             "SELECT devices FROM erasures WHERE id = \(id) AND status = 'pending' AND performed_at IS NULL FOR UPDATE"
         ).first else { return page }
         let devicesBefore: Int64 = try erasure.decode(0)
-        // The rollup's lock first (it counts in global order: no count may move meanwhile, and
-        // no rebuild reads half a page), then the snapshots' (a retention batch, which saves
-        // snapshots too, is wholly before or after), then the person's: their appends finish
-        // or wait. The order every holder of these locks takes them in.
-        try connection.query("SELECT pg_advisory_xact_lock(\(AnalyticsRollup.lockKey))")
-        try connection.query("SELECT pg_advisory_xact_lock(\(ArchiveSnapshot.lockKey))")
+        // The caller holds the rollup's lock and the snapshots' (`next`); the person's last:
+        // their appends finish or wait.
         try EventLog.lockPerson(appID: appID, userID: userID, on: connection)
         let checkpoint = try AnalyticsRollup.checkpoint(on: connection)
         let limit = max(1, settings.pageSize)
@@ -247,13 +264,17 @@ struct ErasurePage: Sendable {
             }
         }
         try uncounted.upsert(on: connection)
-        try all.saveErased(erasure: id, on: connection)
+        try all.add(to: .erasure(id), on: connection)
 
         // The device cut short: its state at the cut, where replay and history start now.
         let snapshot: Int64? = try cut.map { device in
             try saveSnapshot(StreamKey(appID: appID, userID: userID, deviceID: device), events: events, on: connection)
         }
 
+        // The states of the snapshots the page may delete, to be looked at once it is done: a
+        // state that only a snapshot kept has no row in the maintained counts to find it by
+        // (`UnusedStates`).
+        try recordSnapshotStates(appID: appID, userID: userID, devices: devices + gone, on: connection)
         let counts: [Int64] = try connection.query(
             """
             SELECT unnest(locgate_erase_user_page(\(appID), \(userID), \(PostgresArray(devices)),
@@ -288,6 +309,7 @@ struct ErasurePage: Sendable {
             } else {
                 closing = "SELECT unnest(locgate_erase_user(\(appID), \(userID)))"
             }
+            try recordSnapshotStates(appID: appID, userID: userID, devices: deviceID.map { [$0] }, on: connection)
             let rest: [Int64] = try connection.query(closing).map { try $0.decode(0) }
             page.events += rest.first ?? 0
             page.devices += rest.dropFirst().first ?? 0
@@ -349,6 +371,29 @@ struct ErasurePage: Sendable {
         else { throw MissingSnapshot() }
         try ArchiveSnapshot.save([device], lastOccurred: [key: lastOccurred], archive: archive, on: connection)
         return archive
+    }
+
+    /// Records in `state_kind_checks` the states of the person's snapshots (of `devices` only,
+    /// when given): `UnusedStates` looks at each once the erasure is performed, and forgets it
+    /// when nothing refers to it any more.
+    static func recordSnapshotStates(appID: UUID, userID: String, devices: [String]?, on connection: PostgresConnection) throws {
+        if let devices {
+            guard !devices.isEmpty else { return }
+            try connection.query(
+                """
+                INSERT INTO state_kind_checks (state_id)
+                SELECT DISTINCT state_id FROM stream_snapshots
+                WHERE app_id = \(appID) AND user_id = \(userID) AND device_id = ANY(\(PostgresArray(devices)))
+                ON CONFLICT DO NOTHING
+                """)
+        } else {
+            try connection.query(
+                """
+                INSERT INTO state_kind_checks (state_id)
+                SELECT DISTINCT state_id FROM stream_snapshots WHERE app_id = \(appID) AND user_id = \(userID)
+                ON CONFLICT DO NOTHING
+                """)
+        }
     }
 
     /// Folds into "(erased)" the app versions of the erasure's counters that only erased

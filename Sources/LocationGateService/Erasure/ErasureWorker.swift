@@ -3,8 +3,11 @@ import ServiceLifecycle
 
 /// Every server's part of erasure: it records that the process is alive, performs the erasures
 /// requested (phase 1, a page per step, the apps taking turns, whichever process gets there
-/// first), and marks done those every live process has acknowledged (phase 2); after erasures
-/// it gathers statistics again.
+/// first), and marks done those every live process has acknowledged (phase 2).
+///
+/// It runs no ANALYZE: the columns of ids and client text keep no statistics (migration 022),
+/// and a statement that held a transaction id for as long as ANALYZE samples the log would
+/// hold back every app's change feed meanwhile (SPEC §5, "Resources").
 ///
 /// It looks for work as soon as it is woken (`ErasureSignal`: a request, a notification, a
 /// resync), every `interval` while an erasure is under way, and otherwise only every
@@ -23,8 +26,6 @@ public struct ErasureWorker: Service {
     static let idleCheck: Duration = .seconds(5)
     /// How often it records that this process is alive (`server_processes`).
     static let heartbeat: Duration = .seconds(1)
-    /// Statistics are gathered again at most this often while erasures keep completing.
-    static let analyzeEvery: Duration = .seconds(1)
 
     public init(service: GateService, logger: Logger, interval: Duration = .milliseconds(250)) {
         self.service = service
@@ -61,18 +62,16 @@ public struct ErasureWorker: Service {
         }
     }
 
-    /// Takes steps, completes erasures and gathers statistics, as long as the task runs.
+    /// Takes steps and completes erasures, as long as the task runs.
     private func work() async {
         var lastCheck = ContinuousClock.now - Self.idleCheck
-        var lastAnalyze = ContinuousClock.now - .seconds(10)
-        var analyzePending = false
         var underWay = true
         while !Task.isCancelled {
             // Steps are left that the time allowed did not reach: go on without waiting.
             var more = false
             do {
                 let woken = service.erasureSignal.take()
-                if woken || underWay || analyzePending || ContinuousClock.now - lastCheck >= Self.idleCheck {
+                if woken || underWay || ContinuousClock.now - lastCheck >= Self.idleCheck {
                     lastCheck = .now
                     let until = ContinuousClock.now + interval
                     while try await service.performNextErasure() {
@@ -81,12 +80,7 @@ public struct ErasureWorker: Service {
                             break
                         }
                     }
-                    if try await service.completeErasures() > 0 { analyzePending = true }
-                    if analyzePending && ContinuousClock.now - lastAnalyze >= Self.analyzeEvery {
-                        try await service.analyzeAfterErasures()
-                        analyzePending = false
-                        lastAnalyze = .now
-                    }
+                    try await service.completeErasures()
                     let pending = try await service.erasuresUnderWay()
                     underWay = more || pending
                 }
@@ -100,9 +94,9 @@ public struct ErasureWorker: Service {
                 await Task.yield()
                 continue
             }
-            // Until woken, or the next look: `interval` while an erasure is under way (or
-            // statistics are to be gathered), else the heartbeat's pace.
-            await service.erasureSignal.wait(upTo: underWay || analyzePending ? interval : Self.heartbeat)
+            // Until woken, or the next look: `interval` while an erasure is under way, else the
+            // heartbeat's pace.
+            await service.erasureSignal.wait(upTo: underWay ? interval : Self.heartbeat)
         }
     }
 }

@@ -47,9 +47,15 @@ public struct ErasureRecord: Sendable, Hashable, Encodable {
 ///    the person). The devices erased are listed in `erasure_devices` for phase 2.
 /// 2. **Every process forgets.** Each server's cache follower drops the devices from its cache,
 ///    a page of the list at a time, wakes the push streams of that person, and acknowledges;
-///    the erasure is `done` once every live server process has acknowledged it or emptied its
-///    caches since (a resync), and its device list and work row, the last copies of the ids,
-///    are deleted.
+///    once every live server process has acknowledged it or emptied its caches since (a
+///    resync), the app's states that no device is in are forgotten (`UnusedStates`: no row of
+///    the maintained counts and no state of the dictionary keeps the client text only erased
+///    devices reported), the erasure is `done`, and its device list and work row, the last
+///    copies of the ids, are deleted.
+///
+/// Nothing gathers statistics after an erasure: the columns of ids and client text have none
+/// (migration 022), and an ANALYZE would hold a transaction id, and with it every app's change
+/// feed, for as long as it samples the log (SPEC §5).
 ///
 /// Phase 1 runs in whichever process picks the work up (`ErasureWorker`, or `locgate erase`),
 /// the apps taking turns; a crash between the request and phase 1, or in it, leaves the work
@@ -203,18 +209,45 @@ extension GateService {
     }
 
     /// Marks `done` the performed erasures that each live server process has acknowledged, or
-    /// has emptied its caches since; deletes their device lists (a page per statement: a person
-    /// may have had a great many devices), work rows and acknowledgements.
+    /// has emptied its caches since, once their apps' unused states are forgotten
+    /// (`UnusedStates`: no row of the maintained counts at zero and no state of the dictionary
+    /// keeps the client text that only the erased devices reported); deletes their device
+    /// lists (a page per statement: a person may have had a great many devices), work rows and
+    /// acknowledgements. An app whose states could not be forgotten now (a lock not free in
+    /// time) has its erasures completed by a later call.
     @discardableResult
     public func completeErasures() async throws -> Int {
-        try await pool.transaction { connection in
+        let ready: [(id: UUID, appID: UUID)] = try await pool.query(PostgresQuery(
+            unsafeSQL: """
+                SELECT e.id, e.app_id FROM erasures e
+                WHERE e.status = 'pending' AND e.performed_at IS NOT NULL AND \(Self.forgottenEverywhere)
+                ORDER BY e.performed_at LIMIT 1000
+                """)
+        ).map { (id: try $0.decode(0, as: UUID.self), appID: try $0.decode(1, as: UUID.self)) }
+        guard !ready.isEmpty else { return 0 }
+        // Each app's states after its erasures were performed (their pages committed before
+        // the read above), in transactions of their own.
+        var forgotten: Set<UUID> = []
+        for appID in Set(ready.map(\.appID)) {
+            do {
+                try await pool.withConnection { connection in _ = try UnusedStates.forget(appID: appID, on: connection) }
+                forgotten.insert(appID)
+            } catch {
+                logger.warning("erasure: the app's unused states are not forgotten yet; its erasures complete later", metadata: [
+                    "app": "\(appID.lowercasedText)", "error": "\(Self.erasureLogText(error))",
+                ])
+            }
+        }
+        let candidates = ready.filter { forgotten.contains($0.appID) }.map(\.id)
+        guard !candidates.isEmpty else { return 0 }
+        return try await pool.transaction { connection in
             let done: [UUID] = try connection.query(PostgresQuery(
                 unsafeSQL: """
                     SELECT e.id FROM erasures e
-                    WHERE e.status = 'pending' AND e.performed_at IS NOT NULL AND \(Self.forgottenEverywhere)
-                    ORDER BY e.performed_at LIMIT 1000
+                    WHERE e.id = ANY($1) AND e.status = 'pending' AND \(Self.forgottenEverywhere)
+                    ORDER BY e.performed_at
                     FOR UPDATE OF e SKIP LOCKED
-                    """)
+                    """, binds: [PostgresArray(candidates).postgresBind])
             ).map { try $0.decode(0) }
             guard !done.isEmpty else { return 0 }
             while try connection.query(
@@ -256,11 +289,6 @@ extension GateService {
         try await pool.query("SELECT EXISTS (SELECT 1 FROM erasures WHERE status = 'pending')").first?.decode(0, as: Bool.self) ?? false
     }
 
-    /// Gathers statistics again, so that none keeps a sampled erased id or folded version.
-    func analyzeAfterErasures() async throws {
-        try await pool.query("SELECT locgate_analyze_after_erasure()")
-    }
-
     /// A failure as the logs may name it: the error's type and SQLSTATE, never its message
     /// (a server message can quote a row, and with it an id).
     static func erasureLogText(_ error: any Error) -> String {
@@ -269,29 +297,5 @@ extension GateService {
         }
         if let service = error as? ServiceError { return service.code.rawValue }
         return String(describing: type(of: error))
-    }
-}
-
-extension RollupCounts {
-    /// Adds the erased events' counters to the erasure's (no id of the person): a page at a
-    /// time, so a counter several pages share is summed.
-    func saveErased(erasure: UUID, on connection: PostgresConnection) throws {
-        guard !counts.isEmpty else { return }
-        let rows = Self.sorted(counts)
-        for chunk in rows.chunks(of: 5000) {
-            try connection.query(
-                """
-                INSERT INTO erasure_rollups (erasure_id, app_id, day, platform, os_major, app_version, metric, key, count)
-                SELECT \(erasure), a::uuid, d::date, p, o, v, m, k, c
-                FROM unnest(\(PostgresArray(chunk.map { $0.key.appID.lowercasedText })), \(PostgresArray(chunk.map { $0.key.day })),
-                            \(PostgresArray(chunk.map { $0.key.platform })), \(PostgresArray(chunk.map { Int64($0.key.osMajor) })),
-                            \(PostgresArray(chunk.map { $0.key.appVersion })), \(PostgresArray(chunk.map { $0.key.metric })),
-                            \(PostgresArray(chunk.map { $0.key.key })), \(PostgresArray(chunk.map { $0.value })))
-                    WITH ORDINALITY AS r(a, d, p, o, v, m, k, c, n)
-                ORDER BY n
-                ON CONFLICT (erasure_id, app_id, metric, day, platform, os_major, app_version, key)
-                DO UPDATE SET count = erasure_rollups.count + excluded.count
-                """)
-        }
     }
 }

@@ -8,6 +8,12 @@ public protocol ExportService: Sendable {
     func beginExport(appID: UUID, userID: String, now: Date) async throws(ServiceError) -> UserExport
     /// Writes the export's JSON through `write`, a piece at a time.
     func writeExport(_ export: UserExport, to write: ([UInt8]) async throws -> Void) async throws
+    /// A place for one export of the app while it streams: at most two at once (429 beyond).
+    func admitExport(appID: UUID) throws(ServiceError) -> CostlyPermit
 }
 
-extension GateService: ExportService {}
+extension GateService: ExportService {
+    public func admitExport(appID: UUID) throws(ServiceError) -> CostlyPermit {
+        try costly.admit(.export, appID: appID)
+    }
+}

@@ -56,7 +56,8 @@ extension GateService {
         return try await Retention(pool: pool, logger: logger).run(now: now, budget: budget, appID: appID)
     }
 
-    /// The app's last retention run that erased events (`lastRun`); nil when none has.
+    /// The app's last retention run (`lastRun`), one that erased nothing included; nil before
+    /// its first.
     public func lastRetentionRun(appID: UUID) async throws(ServiceError) -> Retention.LastRun? {
         try await database { try await pool.withConnection { try Retention.lastRun(appID: appID, on: $0) } }
     }

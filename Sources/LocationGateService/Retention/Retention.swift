@@ -25,9 +25,17 @@ import PostgresClient
 /// lock (a rebuild never reads a half-saved snapshot). Runs hold the archive lock shared: no
 /// run while `locgate archive` exports, and no archive while a run deletes.
 ///
-/// A run that erases events of an app records it as the app's last run (`retention_runs`:
-/// when, the cut, how many events and how many devices; `GET /v1/apps/{appId}/retention`'s
-/// `lastRun`). `preview` counts what a run would erase now, erasing and recording nothing.
+/// Each app's part of a run ends by forgetting the app's states that no device is in
+/// (`UnusedStates`): the app versions that only erased events reported are folded into
+/// "(erased)" there too when the device that kept one has since upgraded, and the maintained
+/// counts drop their rows at zero. Every batch and that step hold a transaction id only while
+/// they write, never while they wait for a lock, so a run never holds the change feed back for
+/// longer than a batch takes (SPEC §5).
+///
+/// Every run records what it did as the app's last run (`retention_runs`: when, the cut, how
+/// many events and how many devices, 0 when it erased nothing; `GET
+/// /v1/apps/{appId}/retention`'s `lastRun`), so that an operator sees that the schedule runs.
+/// `preview` counts what a run would erase now, erasing and recording nothing.
 public struct Retention: Sendable {
     let pool: PostgresConnectionPool
     let logger: Logger
@@ -48,10 +56,13 @@ public struct Retention: Sendable {
         public var unfinished = false
         /// Whether another process held the run (or an archive was exporting): nothing done.
         public var skipped = false
+        /// Apps whose unused states were not forgotten (a lock not free in time): the next run
+        /// tries again.
+        public var statesNotForgotten = 0
     }
 
-    /// An app's last run that erased events, as `lastRun` shows it: when it ran, the time
-    /// before which recorded events were erased, and how many events and devices.
+    /// An app's last run, as `lastRun` shows it: when it ran, the time before which recorded
+    /// events were erased, and how many events and devices (0 when it erased nothing).
     public struct LastRun: Sendable, Encodable, Equatable {
         public var at: String
         public var cut: String
@@ -87,9 +98,15 @@ public struct Retention: Sendable {
         runs.increment()
         eventsErased.increment(by: report.events)
         runDuration.recordNanoseconds(elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
+        if report.statesNotForgotten > 0 {
+            logger.warning("retention: unused states not forgotten (a lock was not free in time); the next run tries again", metadata: [
+                "apps": "\(report.statesNotForgotten)",
+            ])
+        }
         logger.info("retention run", metadata: [
             "apps": "\(report.apps)", "events": "\(report.events)", "devices": "\(report.devices)",
             "unfinished": "\(report.unfinished)", "skipped": "\(report.skipped)",
+            "statesNotForgotten": "\(report.statesNotForgotten)",
             "ms": "\(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)",
         ])
         return report
@@ -120,16 +137,19 @@ public struct Retention: Sendable {
         for (appID, days) in apps {
             let cut = now.addingTimeInterval(-Double(days) * 86_400)
             var erased = AppRun()
-            // Whatever way the app's part of the run ends (done, out of time, a failed batch),
-            // what it erased is its last run.
+            // The app's part of the run is its last run however it ends: done, out of time (what
+            // it erased so far), or a failed batch once it had erased something. One that
+            // erased nothing is recorded too (SPEC §13), unless it failed.
+            var ended = false
             defer {
-                if erased.events > 0 {
+                if ended || erased.events > 0 {
                     try? recordLastRun(appID: appID, at: startedAt, cut: cut, erased, on: connection)
                 }
             }
             while true {
                 guard ContinuousClock.now < deadline else {
                     report.unfinished = true
+                    ended = true
                     return report
                 }
                 let earlier = erased.archives
@@ -143,6 +163,12 @@ public struct Retention: Sendable {
                 if let archive = batch.archive { erased.archives.append(archive) }
                 if batch.events == 0 || !batch.full { break }
             }
+            ended = true
+            do {
+                try UnusedStates.forget(appID: appID, on: connection)
+            } catch {
+                report.statesNotForgotten += 1
+            }
         }
         return report
     }
@@ -155,7 +181,7 @@ public struct Retention: Sendable {
         var archives: [Int64] = []
     }
 
-    /// Records the app's last run (replacing the one before).
+    /// Records the app's last run (replacing the one before), one that erased nothing included.
     static func recordLastRun(appID: UUID, at: Date, cut: Date, _ run: AppRun, on connection: PostgresConnection) throws {
         try connection.query(
             """
@@ -165,7 +191,7 @@ public struct Retention: Sendable {
             """)
     }
 
-    /// The app's last run that erased events; nil when none has.
+    /// The app's last run; nil before its first.
     static func lastRun(appID: UUID, on connection: PostgresConnection) throws -> LastRun? {
         try connection.query("SELECT at, cut, events, devices FROM retention_runs WHERE app_id = \(appID)").first.map { row in
             LastRun(

@@ -7,7 +7,8 @@ public protocol RetentionService: Sendable {
     /// Sets the app's retention (1...36500 days, or nil to keep everything), recorded in the
     /// admin audit trail.
     func setRetentionDays(appID: UUID, days: Int?, actor: AuditActor) async throws(ServiceError)
-    /// The app's last retention run that erased events (`lastRun`); nil when none has.
+    /// The app's last retention run (`lastRun`), one that erased nothing included; nil before
+    /// its first.
     func lastRetentionRun(appID: UUID) async throws(ServiceError) -> Retention.LastRun?
 }
 

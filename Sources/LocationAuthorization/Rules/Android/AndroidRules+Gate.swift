@@ -67,6 +67,21 @@ extension DeviceContext {
     /// The targetSdk Android's rules use: the API level until reported.
     public var androidTargetSdk: Int { targetSdk ?? androidAPILevel }
 
-    /// The manifest's location permissions; all four until reported (SPEC §12).
-    public var declaredAndroidPermissions: Set<AndroidPermission> { declaredPermissions ?? Set(AndroidPermission.allCases) }
+    /// The manifest's location permissions; the four of `AndroidPermission.defaultDeclared`
+    /// until reported (SPEC §12: `locationButton` is not among them).
+    public var declaredAndroidPermissions: Set<AndroidPermission> { declaredPermissions ?? AndroidPermission.defaultDeclared }
+
+    /// SPEC §12: the location button is available on API 37 or later to an app that declares
+    /// USE_LOCATION_BUTTON and ACCESS_FINE_LOCATION (the guide: "declare the standard location
+    /// permissions along with the dedicated USE_LOCATION_BUTTON permission").
+    public var locationButtonAvailable: Bool {
+        androidAPILevel >= LocationButton.firstAPILevel && declaredAndroidPermissions.isSuperset(of: [.locationButton, .fine])
+    }
+
+    /// B8 and the gate: FINE is only for the location button, and the platform enforces it: API
+    /// 37+ (the flag is new there) and targetSdk 31+ (AOSP's LocationGrantBehavior reads it
+    /// only where the accuracy dialog exists).
+    public var fineOnlyForLocationButtonInForce: Bool {
+        fineOnlyForLocationButton == true && androidAPILevel >= LocationButton.firstAPILevel && androidTargetSdk >= 31
+    }
 }

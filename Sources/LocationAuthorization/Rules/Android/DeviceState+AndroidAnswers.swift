@@ -9,10 +9,15 @@ extension DeviceState {
     mutating func applyPermissionsResult(_ result: PermissionsResult) -> [Effect] {
         guard let prompt = pendingPrompt, prompt.isAndroid else {
             if result.interrupted { return [.noEffect(.unchanged)] }
-            var granted = currentPermissions
-            granted.subtract(result.denied)
-            granted.formUnion(result.granted)
-            return reconcilePermissions(granted: granted, locationEnabled: nil)
+            return reconcileResult(result)
+        }
+        // B8: the dialog FINE-only-for-the-button apps get offers approximate choices only; a
+        // result that grants `fine` to it is the device's truth, reconciled as D9, no answer
+        // inferred (no choice of that dialog explains it).
+        if prompt == .foreground && !result.interrupted && result.granted.contains(.fine) && context.fineOnlyForLocationButtonInForce {
+            pendingPrompt = nil
+            android.pendingRequest = []
+            return reconcileResult(result)
         }
         let requested = android.pendingRequest
         pendingPrompt = nil
@@ -36,6 +41,15 @@ extension DeviceState {
         var effects: [Effect] = [.answerInferred(prompt: prompt, choice: choice), .reconciled(from: beforeStatus, to: status)]
         if beforeAccuracy != effectiveAccuracy { effects.append(.accuracyChanged(from: beforeAccuracy, to: effectiveAccuracy)) }
         return effects
+    }
+
+    /// D9: a result read as an observation of the permissions it names; the others stay as the
+    /// state holds them.
+    private mutating func reconcileResult(_ result: PermissionsResult) -> [Effect] {
+        var granted = currentPermissions
+        granted.subtract(result.denied)
+        granted.formUnion(result.granted)
+        return reconcilePermissions(granted: granted, locationEnabled: nil)
     }
 
     /// The `foreground` dialog (D2, D3): a grant of `coarse` or `fine` is a While-using answer

@@ -1,5 +1,5 @@
-/// Android's rules (SPEC §12): the mapping, the context (D1, I1), requests (D1-D5, D11's block)
-/// and observations (D6, D9). Answers are in `DeviceState+AndroidAnswers.swift`, Settings, resets
+/// Android's rules (SPEC §12): the mapping, the context (D1, I1), requests (D1-D5, D11's block,
+/// B8) and observations (D6, D9, B6). Answers are in `DeviceState+AndroidAnswers.swift`, Settings, resets
 /// and the app's state (D7, D8, D10) in `DeviceState+AndroidSettings.swift`. Sources:
 /// developer.android.com's location and runtime permission pages, the Android 10/11/12/14
 /// behaviour changes, app hibernation, and AOSP's PermissionController, summed up with their
@@ -10,18 +10,24 @@ extension DeviceState {
     /// The shared fields from Android's: foreground none is denied once denied or blocked, else
     /// notDetermined; a foreground grant with background (or below API 29, where there is no
     /// separate background permission) is authorizedAlways, without it authorizedWhenInUse.
-    /// Precise is full accuracy, approximate reduced. `temporary` stays false: an app cannot tell
-    /// a one-time grant until it is gone (D6).
+    /// Precise is full accuracy, approximate reduced. `temporary` is the location button's
+    /// one-time grant (B3), which the app knows as such; a dialog's "Only this time" cannot be told
+    /// until it is gone (D6) and leaves it false.
     mutating func syncAndroidMapping() {
         if android.foreground == .none {
+            // Whatever took the grant away took the button's with it (B6).
+            android.buttonGrant = false
+            android.approximateUnderButton = false
             authorization = android.foregroundBlocked || android.foregroundDenials > 0 ? .denied : .notDetermined
         } else {
+            // B7: a grant since Settings' "Don't allow" ends what an `askEveryTime` would undo.
+            android.neverInSettings = false
             let background = android.background || context.androidAPILevel < 29
             authorization = background ? .authorizedAlways : .authorizedWhenInUse
             accuracy = android.foreground == .precise ? .full : .reduced
         }
         provisional = false
-        temporary = false
+        temporary = android.buttonGrant
         temporaryFullAccuracy = false
         restricted = false
         alwaysPromptUsed = false
@@ -69,6 +75,14 @@ extension DeviceState {
         if let apiLevel = report.apiLevel { context.apiLevel = apiLevel }
         if let targetSdk = report.targetSdk { context.targetSdk = targetSdk }
         if let declared = report.declaredPermissions { context.declaredPermissions = declared }
+        if let only = report.fineOnlyForLocationButton { context.fineOnlyForLocationButton = only }
+        // SPEC §12: the flag marks ACCESS_FINE_LOCATION's declaration, judged on the context
+        // after the event (the rule set applies it to a copy: nothing changes when refused).
+        if context.fineOnlyForLocationButton == true && !context.declaredAndroidPermissions.contains(.fine) {
+            throw AuthorizationRejection(
+                .fineNotDeclared, "data.fineOnlyForLocationButton: true needs fine among the declared permissions",
+                field: "data.fineOnlyForLocationButton")
+        }
         // D1: granted at install (the first Android context, or a reinstall's), not again at
         // later launches.
         if (installing || !reinstall.isEmpty) && (context.androidAPILevel < 23 || context.androidTargetSdk < 23) {
@@ -83,10 +97,10 @@ extension DeviceState {
         return reinstall
     }
 
-    // MARK: - Requests (D1-D5, D11)
+    // MARK: - Requests (D1-D5, D11, B8)
 
     /// `permissionsRequested`: an undeclared permission fails and drops out first; then the first
-    /// of D1, D3, D5's block, D11's block, a pending prompt, D4 and D2.
+    /// of D1, D3, D5's block, D11's block, B8, a pending prompt, D4 and D2.
     mutating func applyPermissionsRequest(_ requested: Set<AndroidPermission>) -> [Effect] {
         var effects: [Effect] = []
         let undeclared = requested.subtracting(context.declaredAndroidPermissions)
@@ -112,6 +126,13 @@ extension DeviceState {
         // D11: so does the upgrade to a blocked precise.
         if asked.contains(.fine) && android.foreground == .approximate && android.preciseBlocked {
             return effects + [.noEffect(.blocked)]
+        }
+        // B8: with FINE only for the location button, `fine` alone or on top of approximate is
+        // refused with no UI and no flag touched (AOSP `NO_UI_REJECT_THIS_GROUP`, logged IGNORED);
+        // `fine` with `coarse` and nothing granted shows the approximate-only dialog (below, D2).
+        if context.fineOnlyForLocationButtonInForce && asked.contains(.fine)
+            && (android.foreground == .approximate || (android.foreground == .none && !asked.contains(.coarse))) {
+            return effects + [.noEffect(.onlyForLocationButton)]
         }
         if pendingPrompt != nil { return effects + [.noEffect(.promptPending)] }
         if !foregroundAsked {
@@ -181,6 +202,7 @@ extension DeviceState {
             android.leftForegroundSinceAnswer = false
         }
         let gained = android.foreground == .none && foreground != .none
+        settleButtonGrant(observed: foreground)
         android.foreground = foreground
         android.background = context.androidAPILevel >= 29 ? granted.contains(.background) && foreground != .none : foreground != .none
         // A group the device grants is not blocked any more (the person granted it in Settings).

@@ -1,6 +1,7 @@
 /// Android's Settings, resets and the app's use state (SPEC §12: D7, D8, D10, with D11's precise
-/// switch). What Settings records follows AOSP's AppPermissionViewModel, which revokes with
-/// userFixed false: a Settings revocation is one denial (USER_SET), never a block (USER_FIXED).
+/// switch and the location button's B1, B6, B7). What Settings records follows AOSP's
+/// AppPermissionViewModel, which revokes with userFixed false: a Settings revocation is one
+/// denial (USER_SET), never a block (USER_FIXED).
 extension DeviceState {
     /// D7: the app's location page in Settings.
     mutating func applyAndroidSettings(authorization setting: SettingsAuthorization?, preciseLocation: Bool?) throws(AuthorizationRejection) {
@@ -11,6 +12,11 @@ extension DeviceState {
         }
         android.correctableAnswer = nil
         android.leftForegroundSinceAnswer = false
+        // B7: what decides whether Settings clears the button's consent (AOSP's
+        // `revokeRuntimePermission` clears TRUSTED_UI_SHOWN and _CONSENTED).
+        let foregroundHeld = android.foreground != .none
+        let afterNever = android.neverInSettings
+        if setting != nil { android.neverInSettings = setting == .never }
         switch setting {
         case .always:
             grantForegroundInSettings()
@@ -26,8 +32,13 @@ extension DeviceState {
             if context.androidAPILevel >= 29 && (backgroundHeld || android.backgroundBlocked) { revokeBackgroundInSettings() }
             android.background = false
         case .askEveryTime:
-            // AOSP revokes with the one-time flag and clears USER_SET (precise's included): ask again.
+            // AOSP revokes with the one-time flag and clears USER_SET (precise's included): ask
+            // again. B7: the consent clears where this revokes a grant or follows "Don't allow"
+            // (the one-time flag changes); the button's session is the app's, not Settings'.
+            let kept = android
             android = AndroidPermissionState()
+            android.locationButtonSession = kept.locationButtonSession
+            android.buttonConsents = foregroundHeld || afterNever ? 0 : kept.buttonConsents
         case .never:
             // Each group that is granted, and a blocked background, is revoked with one denial
             // and no block; a foreground group not granted keeps its denials and block.
@@ -35,6 +46,8 @@ extension DeviceState {
                 android.foreground = .none
                 android.foregroundDenials = 1
                 android.foregroundBlocked = false
+                // B7: a revoked grant clears the button's consent.
+                android.buttonConsents = 0
             }
             if context.androidAPILevel >= 29 && (android.background || android.backgroundBlocked) { revokeBackgroundInSettings() }
             android.background = false
@@ -45,7 +58,15 @@ extension DeviceState {
             pendingPrompt = nil
             android.pendingRequest = []
         }
+        // B6: a Settings grant makes the foreground grant persistent.
+        if setting == .always || setting == .whileUsing {
+            android.buttonGrant = false
+            android.approximateUnderButton = false
+        }
         if let preciseLocation, android.foreground != .none {
+            // B7: the precise switch turned off revokes FINE through the same function; B6: a
+            // button grant switched to approximate still lapses (`buttonGrant` stays).
+            if !preciseLocation { android.buttonConsents = 0 }
             if preciseLocation {
                 // D11: the switch turned on clears precise's denials and block.
                 android.foreground = .precise
@@ -75,9 +96,13 @@ extension DeviceState {
         android.backgroundBlocked = false
     }
 
-    /// D8: after months unused every grant returns to none, and the app may ask again.
+    /// D8: after months unused every grant returns to none, and the app may ask again; B7: the
+    /// button's consent clears too (AOSP's AutoRevokePermissions). The button's session is the
+    /// app's and stays.
     mutating func applyPermissionsReset() {
+        let session = android.locationButtonSession
         android = AndroidPermissionState()
+        android.locationButtonSession = session
         pendingPrompt = nil
     }
 
@@ -98,6 +123,11 @@ extension DeviceState {
         }
         inForeground = state == .foreground
         inUse = state == .foreground || (state == .background && serviceRuns)
+        // B1: a terminated app holds no button session.
+        if state == .terminated && android.locationButtonSession {
+            android.locationButtonSession = false
+            effects.append(.sessionChanged(session: LocationButton.sessionKey, active: false))
+        }
         if android.correctableAnswer != nil && (state == .terminated || (state == .background && !serviceRuns)) {
             android.leftForegroundSinceAnswer = true
         }

@@ -95,7 +95,7 @@ extension DeviceState {
         guard authorization == .notDetermined, let prompt = pendingPrompt else { return }
         switch prompt {
         case .alwaysUpgrade, .alwaysSecond, .fullAccuracy: pendingPrompt = nil
-        case .whenInUse, .alwaysFirst, .legacyAlways, .foreground, .backgroundDialog, .backgroundSettings, .precise: break
+        case .whenInUse, .alwaysFirst, .legacyAlways, .foreground, .backgroundDialog, .backgroundSettings, .precise, .locationButton: break
         }
     }
 

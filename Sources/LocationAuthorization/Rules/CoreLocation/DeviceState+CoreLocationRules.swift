@@ -6,7 +6,8 @@ extension DeviceState {
     mutating func applyContext(_ report: DeviceContext) throws(AuthorizationRejection) -> [Effect] {
         // Android's fields on an Apple device's context (one that names no platform).
         for (field, present) in [("apiLevel", report.apiLevel != nil), ("targetSdk", report.targetSdk != nil),
-                                 ("declaredPermissions", report.declaredPermissions != nil)] where present {
+                                 ("declaredPermissions", report.declaredPermissions != nil),
+                                 ("fineOnlyForLocationButton", report.fineOnlyForLocationButton != nil)] where present {
             throw AuthorizationRejection(.notOnThisPlatform, "data.\(field): only an Android context has it", field: "data.\(field)")
         }
         // I1: a new installation starts from a new install's permission state.

@@ -266,7 +266,7 @@ extension DeviceState {
             choice = diagnostic.source == .serviceSession && flags.contains(.alwaysAuthorizationDenied) ? .keepOnlyWhileUsing : nil
         case .fullAccuracy:
             choice = flags.contains(.fullAccuracyDenied) ? .keepReducedAccuracy : nil
-        case .foreground, .backgroundDialog, .backgroundSettings, .precise:
+        case .foreground, .backgroundDialog, .backgroundSettings, .precise, .locationButton:
             choice = nil
         }
         guard let choice, prompt.offeredChoices(in: context).contains(choice) else { return nil }

@@ -1,0 +1,95 @@
+import EventLog
+import Foundation
+import LocationAuthorization
+import LocationGateTestSupport
+import PostgresClient
+import Testing
+
+@testable import LocationGateService
+
+/// SPEC §15's bounds on a preview whatever the devices report: time and memory linear in the
+/// app's distinct states (an ingest key can plant one per device), an app's previews at most two
+/// at once, and a preview whose client has gone stopped with its transaction ended.
+@Suite("Feature preview: bounded whatever the devices report", .timeLimit(.minutes(5)))
+struct PreviewBoundsTests {
+    static let at = Date(timeIntervalSince1970: 1_795_341_600)
+
+    /// `devices` devices, each with an app version of its own (and so a distinct state), in
+    /// batches of 1,000.
+    static func plant(_ service: GateService, _ appID: UUID, devices: Int, versionPadding: Int = 0) async throws {
+        let padding = String(repeating: "x", count: versionPadding)
+        for start in stride(from: 0, to: devices, by: 1000) {
+            let batch = (start..<min(start + 1000, devices)).map { index in
+                EventSubmission(
+                    id: UUID(), userId: "u\(index)", deviceId: "d",  occurredAt: at,
+                    event: .contextReported(DeviceContext(platform: .iOS, appVersion: "1.\(index)-\(padding)")))
+            }
+            _ = try await service.ingest(appID: appID, submissions: batch)
+        }
+    }
+
+    @Test("40,000 distinct app versions: one preview within SPEC §15's 5 s (it was quadratic: 13-47 s), every device counted")
+    func linearInDistinctVersions() async throws {
+        let pool = try await TestDatabase.pool(size: 2)
+        let service = GateService(pool: pool, logger: TestDatabase.logger)
+        let appID = try await TestDatabase.makeApp(pool)
+        try await Self.plant(service, appID, devices: 40_000)
+        var floor = Feature(key: "nearby", requires: .whenInUse, services: [.standard])
+        floor.minAppVersion = AppVersion("1.20000")
+        let started = ContinuousClock.now
+        let preview = try await service.previewFeature(appID: appID, feature: floor)
+        let elapsed = ContinuousClock.now - started
+        #expect(preview.devices == 40_000)
+        // Against "no feature": every device changes, 20,000 of them to appVersionTooOld.
+        #expect(preview.changes.map(\.devices).reduce(0, +) == 40_000)
+        #expect(preview.changes.first { $0.to.reason == "appVersionTooOld" }?.devices == 20_000)
+        #expect(preview.changes.allSatisfy { $0.sample.count == 20 })
+        #expect(elapsed < .seconds(5), "a preview of 40,000 distinct states took \(elapsed)")
+        await pool.close()
+    }
+
+    @Test("Large distinct states: the decoded states kept are within the cache's byte budget, and a second preview answers the same")
+    func stateCacheBoundedInBytes() async throws {
+        let pool = try await TestDatabase.pool(size: 2)
+        let service = GateService(pool: pool, logger: TestDatabase.logger)
+        let appID = try await TestDatabase.makeApp(pool)
+        // Versions of about 120 bytes: 6,000 states of some 3 KB of JSON each would hold
+        // 18 MB and more decoded, beyond a budget of 2 MB.
+        try await Self.plant(service, appID, devices: 6_000, versionPadding: 100)
+        let cache = StateKindCache(byteBudget: 2 << 20)
+        let feature = Feature(key: "nearby", requires: .whenInUse, services: [.standard])
+        let first = try await pool.transaction { connection in
+            try FeaturePreviewSampler(appID: appID, current: nil, proposed: feature, stateKinds: cache, cancellation: CancellationFlag())
+                .preview(on: connection)
+        }
+        #expect(cache.bytes <= 2 << 20)
+        #expect(cache.bytes > 0)
+        let second = try await pool.transaction { connection in
+            try FeaturePreviewSampler(appID: appID, current: nil, proposed: feature, stateKinds: cache, cancellation: CancellationFlag())
+                .preview(on: connection)
+        }
+        #expect(first.devices == 6_000)
+        #expect(first.changes.map(\.devices) == second.changes.map(\.devices))
+        #expect(cache.bytes <= 2 << 20)
+        await pool.close()
+    }
+
+    @Test("A preview whose client has gone stops and ends its transaction: the connection is free at once")
+    func cancelledPreviewEndsItsTransaction() async throws {
+        let pool = try await TestDatabase.pool(size: 1)
+        let service = GateService(pool: pool, logger: TestDatabase.logger)
+        let appID = try await TestDatabase.makeApp(pool)
+        try await Self.plant(service, appID, devices: 3_000)
+        let gone = CancellationFlag()
+        gone.cancel()
+        let feature = Feature(key: "nearby", requires: .whenInUse, services: [.standard])
+        await #expect(throws: ServiceError.self) {
+            _ = try await service.previewFeature(appID: appID, feature: feature, cancellation: gone)
+        }
+        // The one connection is back in the pool, outside any transaction.
+        let inTransaction = try await pool.query("SELECT now() <> statement_timestamp()").first?.decode(0, as: Bool.self)
+        #expect(inTransaction == false)
+        #expect(service.costly.count(.preview) == 0, "the cancelled preview gave its place back")
+        await pool.close()
+    }
+}
