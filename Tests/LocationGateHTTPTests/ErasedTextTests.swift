@@ -32,8 +32,6 @@ struct ErasedTextTests {
                               user: person, device: device, at: "2026-11-22T08:01:00Z"),
                     eventJSON("authorizationRequested", #"{"request": "whenInUse"}"#, user: person, device: device, at: "2026-11-22T08:02:00Z"),
                     eventJSON("promptResponded", #"{"choice": "allowWhileUsing"}"#, user: person, device: device, at: "2026-11-22T08:03:00Z"),
-                    eventJSON("serviceSessionChanged", #"{"session": "\#(session)", "action": "invalidated"}"#,
-                              user: person, device: device, at: "2026-11-22T08:04:00Z"),
                 ]
             }
             events += ErasureTests.events("someone-else", "phone")
