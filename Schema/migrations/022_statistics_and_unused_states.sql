@@ -224,6 +224,8 @@ BEGIN
         -- deletes what it checked.
         GRANT SELECT, INSERT ON state_kind_checks TO locgate_service;
         GRANT EXECUTE ON FUNCTION locgate_forget_unused_states(uuid, bigint[]) TO locgate_service;
+        -- Archived counters are added to (an upsert), as the live rollups are.
+        GRANT UPDATE ON archived_rollups TO locgate_service;
     END IF;
 END
 $$;

@@ -121,9 +121,7 @@ extension DashboardRoutes {
         guard let identity = context.identity else { return Self.toSignIn() }
         try requireOwnOrigin(request)
         guard identity.scope == .admin else { return try Self.adminOnly() }
-        guard let key = Self.featureKey(context), var feature = try await service.features.feature(appID: identity.appID, key: key) else {
-            throw APIError(.notFound, "no such feature")
-        }
+        guard let key = Self.featureKey(context) else { throw APIError(.notFound, "no such feature") }
         var request = request
         let body = String(decoding: try await request.bodyData(limit: 16 * 1024), as: UTF8.self)
         let form: DashboardForm
@@ -134,12 +132,17 @@ extension DashboardRoutes {
                 layout: DashboardLayout(title: "Features", active: "/dashboard/features", signedIn: true),
                 message: error.message, back: true))
         }
+        let disabled: Bool
         switch form["disabled"] ?? "" {
-        case "true": feature.disabled = true
-        case "false": feature.disabled = false
+        case "true": disabled = true
+        case "false": disabled = false
         default: throw APIError(.invalidRequest, "disabled: must be true or false")
         }
-        _ = try await service.features.put(appID: identity.appID, feature: feature, actor: .key(identity.keyID))
+        // Only `disabled` changes, in one statement under the feature's lock: a concurrent change
+        // of another field (a PATCH, the CLI) is kept (SPEC §14 "Partial changes").
+        guard try await service.features.setDisabled(disabled, appID: identity.appID, key: key, actor: .key(identity.keyID)) != nil else {
+            throw APIError(.notFound, "no such feature")
+        }
         return Response(status: .seeOther, headers: [.location: "/dashboard/features"])
     }
 
