@@ -81,6 +81,11 @@ public final class EventSubscription: AsyncSequence, Sendable {
     /// the task is cancelled.
     public func next() async throws -> RecordedEvent? {
         await startListening()
+        // After a wake that found nothing readable, read again on a short backoff for a while:
+        // an append notified at its commit stays above the readable horizon while an older
+        // transaction runs, and no second notification comes when that one ends.
+        var settleUntil = ContinuousClock.now
+        var settlePause = Self.firstSettlePause
         while !Task.isCancelled {
             let buffered = state.withLock { state -> RecordedEvent? in
                 guard state.bufferIndex < state.buffer.count else { return nil }
@@ -93,7 +98,19 @@ public final class EventSubscription: AsyncSequence, Sendable {
             let position = state.withLock { $0.position }
             let page = try await log.read(after: position, limit: batchSize)
             if page.isEmpty {
-                await wake.wait(timeout: pollInterval)
+                let now = ContinuousClock.now
+                if now < settleUntil {
+                    await wake.wait(timeout: Swift.min(settlePause, pollInterval))
+                    settlePause = Swift.min(settlePause * 2, Self.maxSettlePause)
+                } else {
+                    let started = ContinuousClock.now
+                    await wake.wait(timeout: pollInterval)
+                    // Woken before the poll interval: a notification.
+                    if ContinuousClock.now - started < pollInterval {
+                        settleUntil = ContinuousClock.now + Self.settleTime
+                        settlePause = Self.firstSettlePause
+                    }
+                }
             } else {
                 state.withLock { state in
                     state.buffer = page
@@ -103,6 +120,11 @@ public final class EventSubscription: AsyncSequence, Sendable {
         }
         return nil
     }
+
+    /// How long after a notification the subscription keeps reading on a backoff, and its steps.
+    static let settleTime: Duration = .seconds(30)
+    static let firstSettlePause: Duration = .milliseconds(20)
+    static let maxSettlePause: Duration = .seconds(1)
 
     public struct AsyncIterator: AsyncIteratorProtocol {
         let subscription: EventSubscription

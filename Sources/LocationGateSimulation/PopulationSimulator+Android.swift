@@ -60,8 +60,12 @@ struct AndroidApp {
 /// and apps with targetSdk 22 that have everything at install (D1). Every event goes through the
 /// reducer as it is made (`SimulatedDevice.emit`), so none is rejected.
 ///
-/// `observationsOnly` changes nothing here: an Android app never sees a button, only results and
-/// observations, which is what it reports anyway.
+/// `observationsOnly` changes nothing here: an Android app never sees which button of a dialog
+/// was pressed, only results and observations, which is what it reports anyway.
+///
+/// The devices of `PopulationSimulator.buttonShare` run API 37 with an app that uses the location
+/// button (`runLocationButtonApp`, `PopulationSimulator+LocationButton.swift`) through the same
+/// reports and steps.
 struct AndroidScript {
     var device: SimulatedDevice
     var context = DeviceContext()
@@ -79,6 +83,14 @@ struct AndroidScript {
     var installID = ""
     /// The installations so far.
     var installs = 0
+    /// The app's use of the location button (API 37), for the devices of `buttonShare`; nil for
+    /// the others.
+    var buttonApp: LocationButtonApp?
+    /// The location button's one-time grant holds (B3): it lapses as "Only this time" does (B6).
+    var buttonOneTime = false
+    /// What Android holds once the button's grant lapsed: the approximate location (and
+    /// background) held persistently before it, or nothing.
+    var keptAfterButton: Set<AndroidPermission> = []
 
     init(device: SimulatedDevice) {
         self.device = device
@@ -88,6 +100,9 @@ struct AndroidScript {
     var target: Int { context.androidTargetSdk }
     var declared: Set<AndroidPermission> { context.declaredAndroidPermissions }
     var hasForeground: Bool { !granted.isDisjoint(with: [.coarse, .fine]) }
+
+    /// A one-time grant holds: the dialog's "Only this time" (D6) or the button's (B6).
+    var lapses: Bool { oneTime || buttonOneTime }
 
     /// D1: an app targeting API 22 has every declared permission from its install on.
     var grantedAtInstall: Bool { api < 23 || target < 23 }
@@ -162,8 +177,10 @@ struct AndroidScript {
         guard let effects = device.emit(.permissionsRequested(permissions)) else { return }
         if let prompt = device.state.pendingPrompt, effects.contains(.promptShown(prompt)) {
             answer(prompt)
-        } else if effects.contains(.noEffect(.blocked)) || effects.contains(.noEffect(.foregroundFirst)) {
-            // Android answers at once: what is granted stays granted (D11's block keeps coarse).
+        } else if effects.contains(.noEffect(.blocked)) || effects.contains(.noEffect(.foregroundFirst))
+            || effects.contains(.noEffect(.onlyForLocationButton)) {
+            // Android answers at once: what is granted stays granted (D11's block keeps coarse;
+            // B8 refuses fine and keeps what is held).
             let asked = permissions.intersection(declared).intersection(AndroidPermission.requestable)
             let rationaleSet: Set<AndroidPermission>? = app.reportsRationale ? [] : nil
             device.emit(.permissionsResult(PermissionsResult(
@@ -174,7 +191,7 @@ struct AndroidScript {
     /// Terminated, then launched again (its context, the foreground, a check of its permissions).
     mutating func terminate() {
         appState(.terminated)
-        if oneTime { lapse() }
+        if lapses { lapse() }
     }
 
     mutating func relaunch() {
@@ -184,10 +201,13 @@ struct AndroidScript {
         if granted != statePermissions || device.chance(0.4) { observe() }
     }
 
-    /// A one-time grant is gone: foreground and background.
+    /// A one-time grant is gone: foreground and background; after the button's alone, what was
+    /// held persistently before it stays (B6).
     mutating func lapse() {
-        granted = []
+        granted = oneTime ? [] : keptAfterButton
         oneTime = false
+        buttonOneTime = false
+        keptAfterButton = []
     }
 
     // MARK: - Answers
@@ -255,7 +275,10 @@ struct AndroidScript {
         let denials = device.state.android.foregroundDenials
         let deny = denials > 0 ? 0.5 : 0.25
         var weights: [(PromptChoice, Double)]
-        if api >= 31 && target >= 31 && foreground == [.coarse, .fine] {
+        if context.fineOnlyForLocationButtonInForce && foreground.contains(.fine) {
+            // B8: FINE only for the location button: the dialog offers approximate choices only.
+            weights = [(.approximateWhileUsing, 0.58), (.approximateOnce, 0.16)]
+        } else if api >= 31 && target >= 31 && foreground == [.coarse, .fine] {
             weights = [(.preciseWhileUsing, 0.45), (.approximateWhileUsing, 0.13), (.preciseOnce, 0.12), (.approximateOnce, 0.04)]
         } else if api >= 30 {
             weights = [(.whileUsing, 0.58), (.onlyThisTime, 0.16)]
@@ -326,6 +349,8 @@ struct AndroidScript {
             let setting: SettingsAuthorization = choice == .deny ? .never : .askEveryTime
             device.emit(.settingsChanged(authorization: setting, preciseLocation: nil))
             oneTime = false
+            buttonOneTime = false
+            keptAfterButton = []
             let rationaleSet: Set<AndroidPermission>? = app.reportsRationale ? [] : nil
             device.emit(.permissionsResult(PermissionsResult(granted: [], denied: asked, rationale: rationaleSet)))
         }
@@ -358,6 +383,17 @@ struct AndroidScript {
         }
     }
 
+    /// After the permissions were found gone (a reset, a reinstall), the app asks again as it
+    /// first did: with the dialog, or, for an app that uses the location button and does not ask
+    /// with the dialog first, with the button.
+    mutating func askAgain() {
+        if let buttonApp, !buttonApp.asksDialogFirst {
+            showButton()
+        } else {
+            askForeground()
+        }
+    }
+
     /// The app leaves the foreground: terminated now and then, else to the background, with a
     /// location foreground service for the apps that run one (D10), which keeps a one-time grant
     /// while it runs. Without one, a one-time grant lapses after about a minute away, or at once
@@ -373,7 +409,7 @@ struct AndroidScript {
                 // The service stops in the background.
                 appState(.background)
             }
-            if oneTime && !device.state.inUse && device.chance(0.85) { lapse() }
+            if lapses && !device.state.inUse && device.chance(0.85) { lapse() }
             appState(.foreground)
             if granted != statePermissions || device.chance(0.4) { observe() }
         }
@@ -397,7 +433,7 @@ struct AndroidScript {
     /// Undeclared, the request fails (D2). After "While using" the app asks once more now and
     /// then, and a third time after a second refusal, which a block then answers (D5, API 30+).
     mutating func askBackground() {
-        guard app.wantsBackground, api >= 29, !oneTime, hasForeground, !granted.contains(.background) else { return }
+        guard app.wantsBackground, api >= 29, !lapses, hasForeground, !granted.contains(.background) else { return }
         guard device.chance(0.8) else { return }
         guard declared.contains(.background) else {
             request([.background])
@@ -419,7 +455,7 @@ struct AndroidScript {
         guard device.chance(0.7) else { return }
         let service = app.usesForegroundService && (hasForeground || device.chance(0.5))
         appState(.background, service: service)
-        if oneTime && !device.state.inUse && device.chance(0.85) { lapse() }
+        if lapses && !device.state.inUse && device.chance(0.85) { lapse() }
         if device.chance(0.3) { observe() }
         if device.chance(0.75) {
             appState(.foreground)
@@ -445,7 +481,10 @@ struct AndroidScript {
             let setting = choose(options)
             device.emit(.settingsChanged(authorization: setting, preciseLocation: nil))
             granted = statePermissions
+            // Each of them ends a one-time grant: revoked, or made persistent (B6).
             oneTime = false
+            buttonOneTime = false
+            keptAfterButton = []
         }
         if device.chance(0.4) { observe() }
         if !hasForeground && device.state.inForeground && device.chance(0.4) { request(app.foregroundAsk) }
@@ -474,7 +513,7 @@ struct AndroidScript {
         device.emit(.contextReported(context))
         appState(.foreground)
         if device.chance(0.6) { observe() }
-        if device.chance(0.5) { askForeground() }
+        if device.chance(0.5) { askAgain() }
     }
 
     /// A new installation: a new `installId` on every context from now on (I1).
@@ -495,7 +534,7 @@ struct AndroidScript {
         device.emit(.contextReported(context))
         appState(.foreground)
         if device.chance(0.3) { observe() }
-        if device.chance(0.7) { askForeground() }
+        if device.chance(0.7) { askAgain() }
     }
 
     // MARK: - Devices and apps

@@ -36,6 +36,12 @@ public struct SplitMix64: RandomNumberGenerator, Sendable {
 /// Whether a device is one of them is drawn from another generator of its own, so the Apple
 /// devices of a mixed population are exactly those of the same device indexes without Android
 /// (`androidShare: 0`, the `ios` population).
+///
+/// A share of the Android devices (`buttonShare`, about 10% unless told otherwise) run Android
+/// 17 (API 37) with an app that uses the location button (SPEC §12, "The location button", B1-B8;
+/// `PopulationSimulator+LocationButton.swift`). Whether an Android device is one of them is drawn
+/// from a third generator of its own, so the other Android devices are exactly those of a
+/// population without them (`buttonShare: 0`).
 public struct PopulationSimulator: Sendable {
     public var seed: UInt64
     public var start: Date
@@ -52,15 +58,22 @@ public struct PopulationSimulator: Sendable {
     /// others.
     public var androidShare: Double
 
+    /// The share of the Android devices (0 to 1) on API 37 whose app uses the location button
+    /// (SPEC §12); the others run API 28 to 35 as before.
+    public var buttonShare: Double
+
     /// The share of `locgate simulate` unless told otherwise.
     public static let defaultModernShare = 0.3
     /// The Android share of `--platform mixed`.
     public static let mixedAndroidShare = 0.45
+    /// The share of the Android devices on API 37 with the location button unless told
+    /// otherwise (`locgate simulate --button-share`, whose default is 0).
+    public static let defaultButtonShare = 0.1
 
     public init(
         seed: UInt64 = 42, start: Date = Date(timeIntervalSince1970: 1_793_000_000), span: TimeInterval = 60 * 86_400,
         observationsOnly: Bool = false, modernShare: Double = PopulationSimulator.defaultModernShare,
-        platform: SimulatedPlatform = .ios
+        platform: SimulatedPlatform = .ios, buttonShare: Double = PopulationSimulator.defaultButtonShare
     ) {
         self.seed = seed
         self.start = start
@@ -68,6 +81,7 @@ public struct PopulationSimulator: Sendable {
         self.observationsOnly = observationsOnly
         self.modernShare = modernShare
         self.androidShare = platform.androidShare
+        self.buttonShare = buttonShare
     }
 
     /// The events of device `index`, in order.
@@ -79,7 +93,11 @@ public struct PopulationSimulator: Sendable {
             observationsOnly: observationsOnly)
         if runsAndroid(index) {
             var script = AndroidScript(device: device)
-            script.run()
+            if usesLocationButton(index) {
+                script.runLocationButtonApp()
+            } else {
+                script.run()
+            }
             return script.device.events
         }
         if usesServiceSessions(index) {
@@ -107,6 +125,15 @@ public struct PopulationSimulator: Sendable {
         guard androidShare > 0 else { return false }
         var chooser = SplitMix64(seed: (seed ^ 0xBB67_AE85_84CA_A73B) &+ UInt64(index) &* 0x9FB2_1C65_1E98_DF25)
         return Double.random(in: 0..<1, using: &chooser) < androidShare
+    }
+
+    /// Whether device `index` is one of the `buttonShare` of the Android devices: drawn from a
+    /// generator of its own (no draw at all with a share of 0), so that the draws of every other
+    /// Android device are those of a population without the button. Never an Apple device.
+    public func usesLocationButton(_ index: Int) -> Bool {
+        guard buttonShare > 0, runsAndroid(index) else { return false }
+        var chooser = SplitMix64(seed: (seed ^ 0x3C6E_F372_FE94_F82B) &+ UInt64(index) &* 0xA54F_F53A_5F1D_36F1)
+        return Double.random(in: 0..<1, using: &chooser) < buttonShare
     }
 
     /// A device whose app asks with `CLLocationManager`'s request methods alone, on every

@@ -36,15 +36,28 @@ struct SimulateCommand: AsyncParsableCommand {
         "The devices' platforms: ios, android or mixed",
         discussion: """
             ios (the default) is Apple's platforms alone, the population of earlier releases. android is \
-            Android devices alone (SPEC §12): API levels 28 to 35, app builds with targetSdk 22 to 35 and \
-            their manifests, apps that report permission requests, results and observations (never a \
-            button): two refusals that block, approximate grants and the precise upgrade, one-time grants \
+            Android devices alone (SPEC §12): API levels 28 to 35 (and 37 with --button-share), app builds \
+            with targetSdk 22 to 35 and their manifests, apps that report permission requests, results and \
+            observations (never which button of a dialog was pressed): two refusals that block, approximate grants and the precise upgrade, one-time grants \
             that lapse, background through the API 29 dialog or the Settings page, Settings changes, \
             hibernation and location foreground services. mixed makes about \
             \(Int(PopulationSimulator.mixedAndroidShare * 100))% of the devices Android; the others are those \
             of ios for the same seed, and --modern-share applies to them.
             """))
     var platform = SimulatedPlatform.ios.rawValue
+    @Option(help: ArgumentHelp(
+        "Share of the Android devices, 0 to 1, on Android 17 (API 37) whose app uses the location button (SPEC §12)",
+        discussion: """
+            Those apps declare USE_LOCATION_BUTTON (about a third also mark FINE onlyForLocationButton) and \
+            report the button's sessions (opened, closed, failed) and results: consent dialogs answered \
+            Allow, direct grants after two consents, "Don't allow" twice to a precise block, one-time grants \
+            that lapse when the app leaves the foreground, and the manifest flag's refusals and \
+            approximate-only dialog. The other Android devices are the same whatever the share. 0 (the \
+            default) gives the Android devices of earlier releases, so that a benchmark loads the same \
+            events into an earlier build; PopulationSimulator's own default, which the tests use, is \
+            \(Int(PopulationSimulator.defaultButtonShare * 100))%. Needs --platform android or mixed.
+            """))
+    var buttonShare = 0.0
     @Flag(help: "No progress bar") var quiet = false
 
     func validate() throws {
@@ -53,6 +66,7 @@ struct SimulateCommand: AsyncParsableCommand {
             throw ValidationError("--devices and --concurrency must be positive, --batch 1 to \(GateService.maxBatchEvents)")
         }
         guard (0...1).contains(modernShare) else { throw ValidationError("--modern-share must be from 0 to 1") }
+        guard (0...1).contains(buttonShare) else { throw ValidationError("--button-share must be from 0 to 1") }
         guard SimulatedPlatform(rawValue: platform) != nil else {
             throw ValidationError("--platform must be ios, android or mixed")
         }
@@ -61,7 +75,8 @@ struct SimulateCommand: AsyncParsableCommand {
     func run() async throws {
         guard let appID = UUID(uuidString: app), let platforms = SimulatedPlatform(rawValue: platform) else { return }
         let simulator = PopulationSimulator(
-            seed: seed, observationsOnly: observationsOnly, modernShare: modernShare, platform: platforms)
+            seed: seed, observationsOnly: observationsOnly, modernShare: modernShare, platform: platforms,
+            buttonShare: buttonShare)
         // The bar redraws one line: only on a terminal; logs and CI get the final report alone.
         let progress = ProgressBar(total: devices, enabled: !quiet && isatty(STDERR_FILENO) == 1)
         let clock = ContinuousClock()

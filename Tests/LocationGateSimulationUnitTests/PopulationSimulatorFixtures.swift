@@ -52,6 +52,44 @@ struct PopulationTally {
     var apiLevels: Set<Int> = []
     var targetSdks: Set<Int> = []
 
+    // The location button (SPEC §12, B1-B8).
+    /// Android devices whose app declares the button on API 37 or later.
+    var buttonDevices = 0
+    /// B3: consent dialogs answered Allow: the first (no consent yet), the second (one), and over
+    /// approximate location held persistently (no consent saved).
+    var buttonFirstConsents = 0
+    var buttonSecondConsents = 0
+    var buttonConsentsOverApproximate = 0
+    /// B3: grants with no dialog after two consents, one-time.
+    var buttonDirectGrants = 0
+    /// B2.
+    var buttonAlreadyGranted = 0
+    /// B4: "Don't allow"; the second of two in a row, which blocked precise; the refusals with
+    /// nothing shown while precise is blocked so; direct grants device policy refused.
+    var buttonDeclines = 0
+    var buttonPreciseBlocks = 0
+    var buttonBlockedAfterDeclines = 0
+    var buttonNotGrantable = 0
+    /// B6: an observation that found the button's grant gone after the app left the foreground,
+    /// back to no grant or to the approximate location held before it.
+    var buttonLapses = 0
+    var buttonLapsesToApproximate = 0
+    /// B6: lapses against the rule (still temporary, a correction of the button's answer, a
+    /// denial or the consent changed, found without leaving the foreground).
+    var buttonLapseMismatches: [String] = []
+    /// B8: requests refused at once, and the approximate-only dialog answered.
+    var onlyForLocationButton = 0
+    var approximateOnlyAnswers = 0
+    /// B8: that dialog answered with precise (it has no such choice).
+    var preciseFromApproximateOnly: [String] = []
+    /// B1: sessions opened, closed by the app, ended by termination; `failed` effects.
+    var buttonSessionsOpened = 0
+    var buttonSessionsClosed = 0
+    var buttonSessionsEndedByTermination = 0
+    var buttonSessionFailures = 0
+    /// Devices that ended holding the button's one-time grant (`temporary`).
+    var endingWithButtonGrant = 0
+
     // The iOS 18 share (SPEC §11).
     /// Devices whose context came from the iOS 18 share (it reports the explicit-session key).
     var modernDevices = 0
@@ -89,6 +127,7 @@ struct PopulationTally {
                     tally.androidDevices += 1
                     if let api = context.apiLevel { tally.apiLevels.insert(api) }
                     if let target = context.targetSdk { tally.targetSdks.insert(target) }
+                    if context.locationButtonAvailable { tally.buttonDevices += 1 }
                 } else {
                     tally.appleDevices += 1
                 }
@@ -98,6 +137,7 @@ struct PopulationTally {
             }
             var state = DeviceState()
             var hadAllowOnce = false
+            var button = ButtonTrace()
             for submission in submissions {
                 let event = submission.event
                 do {
@@ -123,10 +163,12 @@ struct PopulationTally {
                     continue
                 }
                 tally.countAndroid(event, effects, before: before)
+                tally.countButton(submission.deviceId, event, effects, before: before, after: state, trace: &button)
                 tally.countSessions(event, effects, before: before, hadAllowOnce: hadAllowOnce)
                 if state.temporary { hadAllowOnce = true }
             }
             tally.endings[state.status, default: 0] += 1
+            if state.android.buttonGrant && state.temporary { tally.endingWithButtonGrant += 1 }
             if state.status == .authorizedAlways
                 && state.sessionState.sessions.values.contains(where: { $0.requirement == .always && $0.active }) {
                 tally.endingInEffectiveAlways += 1
@@ -173,6 +215,98 @@ struct PopulationTally {
         case .locationServicesChanged(enabled: false): locationSwitchedOff += 1
         default: break
         }
+    }
+
+    /// What one device's button did so far, for the counts that read a sequence.
+    struct ButtonTrace {
+        /// "Don't allow" answers since precise's denials were last cleared.
+        var declines = 0
+        /// Precise is blocked by two of them.
+        var preciseBlockedByDeclines = false
+        /// The app left the foreground since the button last granted.
+        var leftSinceGrant = false
+    }
+
+    /// The events and effects of the location button's rules (B1-B8); `before` and `after` are
+    /// the device's state around `event`.
+    private mutating func countButton(
+        _ deviceID: String, _ event: LocationEvent, _ effects: [Effect], before: DeviceState, after: DeviceState, trace: inout ButtonTrace
+    ) {
+        let dialog = effects.contains(.promptShown(.locationButton))
+        switch event {
+        case .locationButtonResult(granted: true):
+            trace.leftSinceGrant = false
+            if effects == [.noEffect(.alreadyGranted)] {
+                buttonAlreadyGranted += 1
+            } else if dialog && effects.contains(.answerInferred(prompt: .locationButton, choice: .allow)) {
+                if before.android.foreground != .none && !before.android.buttonGrant {
+                    buttonConsentsOverApproximate += 1
+                } else if before.android.buttonConsents == 0 && after.android.buttonConsents == 1 {
+                    buttonFirstConsents += 1
+                } else if before.android.buttonConsents == 1 && after.android.buttonConsents == 2 {
+                    buttonSecondConsents += 1
+                }
+            } else if !dialog && before.android.buttonConsents == AndroidPermissionState.consentsForDirectGrant
+                && before.android.foreground != .precise && after.android.foreground == .precise && after.temporary {
+                buttonDirectGrants += 1
+            }
+        case .locationButtonResult(granted: false):
+            if dialog && effects.contains(.answerInferred(prompt: .locationButton, choice: .dontAllow)) {
+                buttonDeclines += 1
+                trace.declines += 1
+                if after.android.preciseBlocked && !before.android.preciseBlocked && trace.declines == 2 {
+                    buttonPreciseBlocks += 1
+                    trace.preciseBlockedByDeclines = true
+                }
+            } else if effects == [.noEffect(.blocked)] {
+                if trace.preciseBlockedByDeclines && before.android.preciseBlocked { buttonBlockedAfterDeclines += 1 }
+            } else if effects == [.noEffect(.notGrantable)] {
+                buttonNotGrantable += 1
+            }
+        case .locationButtonSession(let sessionState, _):
+            if effects.contains(.sessionChanged(session: LocationButton.sessionKey, active: true)) { buttonSessionsOpened += 1 }
+            if sessionState == .closed && effects.contains(.sessionChanged(session: LocationButton.sessionKey, active: false)) {
+                buttonSessionsClosed += 1
+            }
+            if effects.contains(where: { if case .failed(.locationButtonError, _) = $0 { true } else { false } }) {
+                buttonSessionFailures += 1
+            }
+        case .appStateChanged(let appState, _, _):
+            if appState != .foreground { trace.leftSinceGrant = true }
+            if appState == .terminated && effects.contains(.sessionChanged(session: LocationButton.sessionKey, active: false)) {
+                buttonSessionsEndedByTermination += 1
+            }
+        case .permissionsObserved:
+            if before.android.buttonGrant && !after.android.buttonGrant && after.android.foreground != .precise {
+                let correctsButton = effects.contains { if case .answerCorrected(.locationButton, _, _) = $0 { true } else { false } }
+                if after.temporary || correctsButton || !trace.leftSinceGrant
+                    || after.android.foregroundDenials != before.android.foregroundDenials
+                    || after.android.preciseDenials != before.android.preciseDenials
+                    || after.android.buttonConsents != before.android.buttonConsents {
+                    buttonLapseMismatches.append("\(deviceID) \(event): \(effects)")
+                } else if after.android.foreground == .approximate && before.android.approximateUnderButton {
+                    buttonLapsesToApproximate += 1
+                } else if after.android.foreground == .none {
+                    buttonLapses += 1
+                }
+            }
+        case .permissionsRequested:
+            if effects.contains(.noEffect(.onlyForLocationButton)) { onlyForLocationButton += 1 }
+        case .permissionsResult(let result):
+            if before.context.fineOnlyForLocationButtonInForce && before.pendingPrompt == .foreground
+                && before.android.pendingRequest.contains(.fine) {
+                if result.granted.contains(.fine) {
+                    preciseFromApproximateOnly.append("\(deviceID) \(event): \(effects)")
+                }
+                if effects.contains(.answerInferred(prompt: .foreground, choice: .approximateWhileUsing)) { approximateOnlyAnswers += 1 }
+            }
+        default:
+            break
+        }
+        if after.android.preciseDenials == 0 {
+            trace.declines = 0
+        }
+        if !after.android.preciseBlocked { trace.preciseBlockedByDeclines = false }
     }
 
     /// The effects and events of the iOS 18 rules (V1-V5); `before` is the device's state before

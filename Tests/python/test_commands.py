@@ -1,10 +1,12 @@
 """The `locgate` commands against the e2e database (Deploy/e2e): a command given an app id that
 does not exist refuses before it writes anything (the log's tables take their app on trust,
 docs/operations.md), saying "no such app" and exiting non-zero; a command that fails prints the
-error's code and message; `features disable` and `enable` change only the kill switch."""
+error's code and message; `features disable` and `enable` change only the kill switch;
+`analytics location-button` prints the API's location button counts (SPEC §12)."""
 import json
 import os
 import subprocess
+import urllib.request
 import uuid
 
 LOCGATE = os.environ["LOCGATE_E2E_LOCGATE"]
@@ -46,6 +48,7 @@ def test_every_command_with_an_app_refuses_an_unknown_one():
         ["retention", "run", "--app", app],
         ["retention", "run", "--app", app, "--dry-run"],
         ["analytics", "prompts", "--app", app],
+        ["analytics", "location-button", "--app", app],
         ["replay", "--app", app],
         ["verify", "--app", app],
     ]
@@ -117,3 +120,57 @@ def test_features_put_says_it_replaces_the_whole_feature():
     assert run.returncode == 0, run.stderr
     text = " ".join(run.stdout.split())
     assert "replace it whole" in text and "features disable KEY" in text, run.stdout
+
+
+def append(key, events):
+    """Appends a batch through the live server (Deploy/e2e's, on the same database)."""
+    request = urllib.request.Request(
+        os.environ["LOCGATE_E2E_URL"] + "/v1/events", method="POST", data=json.dumps({"events": events}).encode(),
+        headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read())
+
+
+def test_analytics_location_button():
+    """`locgate analytics location-button` (SPEC §12): the API's counts, grouped, filtered and as CSV."""
+    created = locgate("apps", "create", "location button analytics")
+    assert created.returncode == 0, created.stderr
+    app, key = json.loads(created.stdout)["appId"], json.loads(created.stdout)["apiKey"]
+
+    def event(device, at, type_, data):
+        return {"id": str(uuid.uuid4()), "userId": "u-1", "deviceId": device, "occurredAt": at, "type": type_, "data": data}
+
+    context = {"platform": "android", "apiLevel": 37, "targetSdk": 37, "appVersion": "5.0",
+               "declaredPermissions": ["coarse", "fine", "locationButton"]}
+    results = append(key, [
+        # A session, the consent dialog answered Allow (B3), then a grant while precise is held (B2).
+        event("pixel", "2026-11-21T08:00:00Z", "contextReported", context),
+        event("pixel", "2026-11-21T09:00:00Z", "locationButtonSession", {"state": "opened"}),
+        event("pixel", "2026-11-21T09:01:00Z", "locationButtonResult", {"granted": True}),
+        event("pixel", "2026-11-21T09:02:00Z", "locationButtonResult", {"granted": True}),
+        # The dialog answered Don't allow (B4).
+        event("tablet", "2026-11-22T08:00:00Z", "contextReported", context),
+        event("tablet", "2026-11-22T09:00:00Z", "locationButtonResult", {"granted": False}),
+    ])["results"]
+    assert [effect["kind"] for effect in results[2]["effects"]][:2] == ["promptShown", "answerInferred"], results
+
+    header = "sessions,failures,results,prompted,direct,alreadyGranted,denied,blocked,notGrantable"
+    run = locgate("analytics", "location-button", "--app", app)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout) == {"rows": [{"sessions": 1, "failures": 0, "results": 3, "prompted": 2, "direct": 0,
+                                                "alreadyGranted": 1, "denied": 1, "blocked": 0, "notGrantable": 0}]}, run.stdout
+    run = locgate("analytics", "location-button", "--app", app, "--group-by", "day", "--format", "csv")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == f"day,{header}\n2026-11-21,1,0,2,1,0,1,0,0,0\n2026-11-22,0,0,1,1,0,0,1,0,0\n", run.stdout
+    run = locgate("analytics", "location-button", "--app", app, "--from", "2026-11-22", "--format", "csv")
+    assert run.stdout == f"{header}\n0,0,1,1,0,0,1,0,0\n", run.stdout
+    run = locgate("analytics", "location-button", "--app", app, "--platform", "iOS", "--format", "csv")
+    assert run.stdout == f"{header}\n0,0,0,0,0,0,0,0,0\n", run.stdout
+    # The dialog's row of prompts.
+    run = locgate("analytics", "prompts", "--app", app)
+    rows = {row["prompt"]: row for row in json.loads(run.stdout)["rows"]}
+    assert rows["locationButton"]["choices"] == {"allow": 1, "dontAllow": 1}, run.stdout
+    assert rows["locationButton"]["grantRate"] == 0.5 and rows["locationButton"]["shown"] == 2, run.stdout
+    # The kinds are the API's.
+    run = locgate("analytics", "locationButton", "--app", app)
+    assert run.returncode != 0 and "location-button" in run.stderr, run.stderr

@@ -21,6 +21,7 @@ public enum AnalyticsFormat {
         case .statuses: ["status", "count", "blocked"]
         case .escalations: DeviceMilestones.names.map(\.1) + ["effectiveAlways"]
         case .settings: ["upgrades", "downgrades"]
+        case .locationButton: LocationButtonCount.fields
         }
     }
 

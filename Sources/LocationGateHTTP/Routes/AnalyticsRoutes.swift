@@ -3,8 +3,9 @@ import HTTPTypes
 import Hummingbird
 import LocationGateService
 
-/// The four analytics of SPEC §5 (`/v1/analytics/{kind}`), for read and admin keys, as JSON or,
-/// asked with `Accept: text/csv`, CSV; from the service's analytics face (`AnalyticsReading`).
+/// The analytics of SPEC §5 (`/v1/analytics/{kind}`: §6's four and §12's `location-button`), for
+/// read and admin keys, as JSON or, asked with `Accept: text/csv`, CSV; from the service's
+/// analytics face (`AnalyticsReading`).
 struct AnalyticsRoutes {
     let analytics: any AnalyticsReading
 
@@ -17,7 +18,7 @@ struct AnalyticsRoutes {
     @Sendable func report(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.caller()
         guard let kind = context.pathParameter("kind").flatMap(AnalyticsQuery.Kind.init(rawValue:)) else {
-            throw APIError(.notFound, "analytics are prompts, statuses, escalations or settings")
+            throw APIError(.notFound, "analytics are " + AnalyticsQuery.Kind.names)
         }
         let parameters = try QueryParameters(of: request)
         let query = try AnalyticsQuery.parse(

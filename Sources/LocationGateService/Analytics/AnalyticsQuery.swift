@@ -3,11 +3,19 @@ import LocationAuthorization
 import LocationGateJSON
 import PostgresClient
 
-/// The four analytics of SPEC §6, read from the rollups (and, for the status distribution, from
-/// the device projection), grouped and filtered.
+/// The four analytics of SPEC §6 and the location button's of §12, read from the rollups (and,
+/// for the status distribution, from the device projection), grouped and filtered.
 public struct AnalyticsQuery: Sendable {
     public enum Kind: String, Sendable, CaseIterable {
         case prompts, statuses, escalations, settings
+        /// SPEC §12: the location button's event counts (`/v1/analytics/location-button`).
+        case locationButton = "location-button"
+
+        /// The kinds as the API's path and the CLI's argument name them, for messages.
+        public static var names: String {
+            let names = allCases.map(\.rawValue)
+            return names.dropLast().joined(separator: ", ") + " or " + (names.last ?? "")
+        }
     }
 
     public enum Dimension: String, Sendable, CaseIterable {
@@ -174,6 +182,7 @@ public struct AnalyticsQuery: Sendable {
         case .prompts: return try prompts(on: connection)
         case .escalations: return try escalations(on: connection)
         case .settings: return try settings(on: connection)
+        case .locationButton: return try counters(metric: LocationButtonCount.metric, fields: LocationButtonCount.fields, on: connection)
         }
     }
 
@@ -266,7 +275,8 @@ public struct AnalyticsQuery: Sendable {
         return rows
     }
 
-    /// Rows of named counters of one metric (escalations).
+    /// Rows of named counters of one metric (escalations, the location button's counts), each
+    /// field 0 where nothing was counted.
     private func counters(metric: String, fields: [String], on connection: PostgresConnection) throws -> [Row] {
         var groups: [[JSONNode]: [String: Int64]] = [:]
         var order: [[JSONNode]] = []

@@ -57,6 +57,9 @@ public struct EventAnalytics: Sendable, Hashable, Codable {
     public var settings: Int?
     /// Milestones reached for the first time.
     public var milestones: [String]?
+    /// For `locationButtonSession` and `locationButtonResult`: what the event counts as in the
+    /// location button's analytics (SPEC §12); nil for a closed session.
+    public var locationButton: LocationButtonCount?
 
     /// What analytics count of an event; nil when it counts for nothing (most observations),
     /// so that its stored outcome carries no analytics and the rollup need not read it back.
@@ -100,6 +103,7 @@ public struct EventAnalytics: Sendable, Hashable, Codable {
             let change = after.authorization.rank - before.authorization.rank
             analytics.settings = change > 0 ? 1 : (change < 0 ? -1 : 0)
         }
+        analytics.locationButton = LocationButtonCount.of(event, effects: effects)
         if !newMilestones.isEmpty {
             analytics.milestones = DeviceMilestones.names.filter { newMilestones.contains($0.0) }.map(\.1)
         }
@@ -143,6 +147,12 @@ public struct EventAnalytics: Sendable, Hashable, Codable {
             if always == true { counters.append(("promptAlways", prompt.rawValue, 1)) }
         }
         if let settings, settings != 0 { counters.append((settings > 0 ? "settingsUpgrade" : "settingsDowngrade", "", 1)) }
+        // SPEC §12: the location button's event counts, one counter per field of its row.
+        if let locationButton {
+            for field in locationButton.counted(choice: prompt == .locationButton ? choice : nil) {
+                counters.append((LocationButtonCount.metric, field, 1))
+            }
+        }
         for milestone in milestones ?? [] { counters.append(("milestone", milestone, 1)) }
         return counters
     }

@@ -41,6 +41,7 @@ extension EventAnalytics {
         writer.fieldIfPresent("always", always)
         writer.field("appVersion", appVersion)
         writer.fieldIfPresent("granted", granted)
+        writer.fieldIfPresent("locationButton", locationButton)
         if let milestones { writer.field("milestones", strings: milestones) }
         writer.field("osMajor", osMajor)
         writer.field("platform", platform)
@@ -53,11 +54,12 @@ extension EventAnalytics {
         guard let platform = node["platform"]?.string, let osMajor = node["osMajor"]?.int, let appVersion = node["appVersion"]?.string,
               let prompt = node.optional("prompt", as: Prompt.self), let granted = node.optional("granted", \.bool),
               let always = node.optional("always", \.bool), let settings = node.optional("settings", \.int),
-              let milestones = node.optional("milestones", { $0.array?.compactMap(\.string) })
+              let milestones = node.optional("milestones", { $0.array?.compactMap(\.string) }),
+              let locationButton = node.optional("locationButton", as: LocationButtonCount.self)
         else { return nil }
         self.init(
             platform: platform, osMajor: osMajor, appVersion: appVersion, prompt: prompt, granted: granted, always: always,
-            settings: settings, milestones: milestones)
+            settings: settings, milestones: milestones, locationButton: locationButton)
     }
 }
 

@@ -22,10 +22,16 @@ enum class AndroidPermission(val specName: String, val manifestName: String) {
     /** ACCESS_BACKGROUND_LOCATION (API 29+). */
     BACKGROUND("background", "android.permission.ACCESS_BACKGROUND_LOCATION"),
     /** FOREGROUND_SERVICE_LOCATION (API 34+): declared in the manifest, never requested. */
-    FOREGROUND_SERVICE_LOCATION("foregroundServiceLocation", "android.permission.FOREGROUND_SERVICE_LOCATION");
+    FOREGROUND_SERVICE_LOCATION("foregroundServiceLocation", "android.permission.FOREGROUND_SERVICE_LOCATION"),
+    /**
+     * USE_LOCATION_BUTTON (API 37+): declared in the manifest, never requested; Android 17's
+     * location button needs it. Not among the four a context without `declaredPermissions`
+     * stands for: the server counts it declared only when a context names it.
+     */
+    LOCATION_BUTTON("locationButton", "android.permission.USE_LOCATION_BUTTON");
 
     /** Whether an app requests it at run time (the three location permissions). */
-    val isRuntime: Boolean get() = this != FOREGROUND_SERVICE_LOCATION
+    val isRuntime: Boolean get() = this == COARSE || this == FINE || this == BACKGROUND
 
     companion object {
         /** The three runtime location permissions, the ones to ask `checkSelfPermission` about. */
@@ -43,6 +49,16 @@ enum class AppState(val specName: String) {
     FOREGROUND("foreground"),
     BACKGROUND("background"),
     TERMINATED("terminated")
+}
+
+/** What `LocationButtonClient` told the app about the location button's session (`locationButtonSession.state`). */
+enum class LocationButtonSessionState(val specName: String) {
+    /** `onSessionOpened`: the button is on screen. */
+    OPENED("opened"),
+    /** The app called the session's `close()` (Jetpack `LocationButton`: the view left its window). */
+    CLOSED("closed"),
+    /** `onSessionError(Throwable)`: the session could not be made, or was lost (Android closed it first). */
+    FAILED("failed")
 }
 
 /** What the person chose on the app's location page in Settings (`settingsChanged.authorization`). */
@@ -90,9 +106,16 @@ class AndroidEvents @JvmOverloads constructor(
      * The app launched or was updated (C1 on Android): report it at every launch, before any
      * request. `apiLevel` is `Build.VERSION.SDK_INT`, `targetSdk` the app's
      * `applicationInfo.targetSdkVersion`, `declaredPermissions` the location permissions of the
-     * manifest (null: the server assumes all four). `osVersion` is optional; pass
+     * manifest (null: the server assumes `coarse`, `fine`, `background` and
+     * `foregroundServiceLocation`, never `locationButton`). `osVersion` is optional; pass
      * `osVersionOrNull(Build.VERSION.RELEASE)`, which drops a release name that is not numeric.
+     * `fineOnlyForLocationButton`: the manifest marks ACCESS_FINE_LOCATION
+     * `onlyForLocationButton` (null leaves it out; the server keeps what it had, false at
+     * first). `contextReportedFrom` reads both from the package manager's `PackageInfo`.
      * `installId` is added from the constructor (SPEC I1): the app does not pass it here.
+     *
+     * @throws IllegalArgumentException for `fineOnlyForLocationButton` true with
+     *   `declaredPermissions` that lack `fine`, which the server refuses.
      */
     @JvmOverloads
     fun contextReported(
@@ -100,10 +123,14 @@ class AndroidEvents @JvmOverloads constructor(
         targetSdk: Int,
         appVersion: String?,
         declaredPermissions: Set<AndroidPermission>?,
-        osVersion: String? = null
+        osVersion: String? = null,
+        fineOnlyForLocationButton: Boolean? = null
     ): Event {
         require(apiLevel in 1..99) { "apiLevel $apiLevel is not from 1 to 99" }
         require(targetSdk in 1..99) { "targetSdk $targetSdk is not from 1 to 99" }
+        require(fineOnlyForLocationButton != true || declaredPermissions == null || AndroidPermission.FINE in declaredPermissions) {
+            "fineOnlyForLocationButton is true but fine is not among declaredPermissions"
+        }
         val data = JsonObjectWriter().string("platform", "android")
         if (osVersion != null) {
             require(OS_VERSION.matches(osVersion)) { "osVersion must be up to three dot-separated numbers of 1 to 4 digits" }
@@ -115,9 +142,39 @@ class AndroidEvents @JvmOverloads constructor(
         }
         data.number("apiLevel", apiLevel.toLong()).number("targetSdk", targetSdk.toLong())
         if (declaredPermissions != null) data.strings("declaredPermissions", names(declaredPermissions))
+        if (fineOnlyForLocationButton != null) data.bool("fineOnlyForLocationButton", fineOnlyForLocationButton)
         data.string("installId", installId)
         return event("contextReported", data)
     }
+
+    /**
+     * `contextReported` with the manifest read from the package manager: pass the app's own
+     * `PackageInfo` (`getPackageInfo(packageName, GET_PERMISSIONS)`) fields `requestedPermissions`
+     * and `requestedPermissionsFlags` as they are (null when the manifest requests nothing).
+     * `declaredPermissions` is every location permission among them, `locationButton` for
+     * USE_LOCATION_BUTTON included, and `fineOnlyForLocationButton` is always sent, true when
+     * ACCESS_FINE_LOCATION's flags hold `REQUESTED_PERMISSION_ONLY_FOR_LOCATION_BUTTON`
+     * (`ManifestPermissions.fromPackageInfo`). The app adds nothing of its own.
+     */
+    @JvmOverloads
+    fun contextReportedFrom(
+        apiLevel: Int,
+        targetSdk: Int,
+        appVersion: String?,
+        requestedPermissions: Array<String>?,
+        requestedPermissionsFlags: IntArray?,
+        osVersion: String? = null
+    ): Event = contextReported(apiLevel, targetSdk, appVersion, ManifestPermissions.fromPackageInfo(requestedPermissions, requestedPermissionsFlags), osVersion)
+
+    /** `contextReported` with the manifest's facts as `ManifestPermissions.fromPackageInfo` read them. */
+    @JvmOverloads
+    fun contextReported(
+        apiLevel: Int,
+        targetSdk: Int,
+        appVersion: String?,
+        manifest: ManifestPermissions,
+        osVersion: String? = null
+    ): Event = contextReported(apiLevel, targetSdk, appVersion, manifest.declared, osVersion, manifest.fineOnlyForLocationButton)
 
     /** The app is about to call `requestPermissions` (or launch `RequestMultiplePermissions`) for these. */
     fun permissionsRequested(permissions: Set<AndroidPermission>): Event {
@@ -260,6 +317,32 @@ class AndroidEvents @JvmOverloads constructor(
     fun permissionsReset(): Event = event("permissionsReset", JsonObjectWriter().string("reason", "unusedApp"))
 
     /**
+     * Android 17's location button session (B1): `opened` (`LocationButtonClient.onSessionOpened`),
+     * `closed` (the app's `close()`), `failed` (`onSessionError`). `cause` goes with `failed`
+     * only: 1 to 128 bytes of `[A-Za-z0-9._$-]`, the error's class name
+     * (`locationButtonCause(error)` makes one of any `Throwable`). `LocationButtonRecorder`
+     * records these from the callbacks themselves.
+     */
+    @JvmOverloads
+    fun locationButtonSession(state: LocationButtonSessionState, cause: String? = null): Event {
+        val data = JsonObjectWriter().string("state", state.specName)
+        if (cause != null) {
+            require(state == LocationButtonSessionState.FAILED) { "cause goes with state failed only, not ${state.specName}" }
+            require(CAUSE.matches(cause)) { "cause must be 1 to 128 characters of A-Z a-z 0-9 . _ \$ -" }
+            data.string("cause", cause)
+        }
+        return event("locationButtonSession", data)
+    }
+
+    /** `locationButtonSession` `failed`, with the class name of `error` (if any) as the `cause`. */
+    fun locationButtonSessionFailed(error: Throwable?): Event =
+        locationButtonSession(LocationButtonSessionState.FAILED, error?.let { locationButtonCause(it) })
+
+    /** `LocationButtonClient.onPermissionResult(isGranted)` on API 37+ (B2-B5). */
+    fun locationButtonResult(granted: Boolean): Event =
+        event("locationButtonResult", JsonObjectWriter().bool("granted", granted))
+
+    /**
      * Any other event type, with `data` as a complete JSON object (or null for none). For what
      * this class has no builder for, and for tests.
      */
@@ -287,9 +370,47 @@ class AndroidEvents @JvmOverloads constructor(
         /** `PackageManager.PERMISSION_GRANTED`. */
         const val PERMISSION_GRANTED = 0
 
+        /** The first API level with the location button (Android 17). */
+        const val LOCATION_BUTTON_API_LEVEL = 37
+
+        /** The most bytes of a `locationButtonSession.cause`. */
+        const val MAX_CAUSE_BYTES = 128
+
         private val IDENTIFIER = Regex("[A-Za-z0-9._:@-]{1,128}")
+        private val CAUSE = Regex("[A-Za-z0-9._\$-]{1,$MAX_CAUSE_BYTES}")
         private val OS_VERSION = Regex("[0-9]{1,4}(\\.[0-9]{1,4}){0,2}")
         internal val UUID_TEXT = Regex("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+        /**
+         * The `cause` of a `locationButtonSession` `failed` for `error`: its class's name
+         * (`Class.getName()`, `java.lang.SecurityException`), in the server's bounds. Each
+         * character outside `[A-Za-z0-9._$-]` becomes `_` (a surrogate pair, one character: one
+         * `_`), so a lambda's or a hidden class's name (`Foo$$Lambda/0x...`) or a non-ASCII
+         * identifier still gives a name. A name over 128 characters keeps its end, the class's
+         * own name, from the start of a package segment where one begins within the last 128.
+         */
+        @JvmStatic
+        fun locationButtonCause(error: Throwable): String = causeFromClassName(error.javaClass.name)
+
+        /** `locationButtonCause` for a class's name as `Class.getName()` gives it. */
+        internal fun causeFromClassName(name: String): String {
+            val safe = StringBuilder(name.length)
+            var index = 0
+            while (index < name.length) {
+                val c = name[index]
+                val allowed = (c in 'A'..'Z') || (c in 'a'..'z') || (c in '0'..'9') || c == '.' || c == '_' || c == '$' || c == '-'
+                safe.append(if (allowed) c else '_')
+                if (Character.isHighSurrogate(c) && index + 1 < name.length && Character.isLowSurrogate(name[index + 1])) index += 1
+                index += 1
+            }
+            if (safe.length == 0) return "_"
+            if (safe.length <= MAX_CAUSE_BYTES) return safe.toString()
+            val start = safe.length - MAX_CAUSE_BYTES
+            val tail = safe.substring(start)
+            if (safe[start - 1] == '.') return tail
+            val dot = tail.indexOf('.')
+            return if (dot >= 0 && dot + 1 < tail.length) tail.substring(dot + 1) else tail
+        }
 
         /** `release` (`Build.VERSION.RELEASE`, "14" or "8.1.0") when the server takes it as `osVersion`, else null. */
         @JvmStatic
@@ -327,7 +448,8 @@ class AndroidEvents @JvmOverloads constructor(
         }
 
         private fun requireRuntime(field: String, permissions: Set<AndroidPermission>) {
-            require(permissions.all { it.isRuntime }) { "$field: foregroundServiceLocation is declared, never requested or granted at run time" }
+            val declaredOnly = permissions.filter { !it.isRuntime }
+            require(declaredOnly.isEmpty()) { "$field: ${declaredOnly.joinToString { it.specName }} is declared, never requested or granted at run time" }
         }
 
         /** SPEC names in SPEC order, so that the same set always writes the same bytes. */

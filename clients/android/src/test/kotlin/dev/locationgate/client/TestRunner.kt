@@ -54,6 +54,7 @@ fun main(args: Array<String>) {
     val filter = args.firstOrNull()
     val suites = listOf(
         "mapping" to EventMappingTests.cases,
+        "button" to LocationButtonTests.cases,
         "json" to JsonTests.cases,
         "queue" to EventQueueTests.cases,
         "install" to InstallIdTests.cases,
