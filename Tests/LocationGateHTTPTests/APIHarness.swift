@@ -94,7 +94,7 @@ struct APIClient: Sendable {
     /// exact counts must not depend on that.
     var settle: (@Sendable () async throws -> Void)? = nil
     /// The dashboard's pages that show counted figures.
-    static let analyticsPages: Set<String> = ["/dashboard", "/dashboard/prompts", "/dashboard/escalation", "/dashboard/settings"]
+    static let analyticsPages: Set<String> = ["/dashboard", "/dashboard/prompts", "/dashboard/escalation", "/dashboard/location-button", "/dashboard/settings"]
 
     func call(
         _ method: HTTPRequest.Method, _ path: String, key: String? = nil, json: String? = nil, headers: HTTPFields = [:]

@@ -189,12 +189,23 @@ struct LocationButtonAnalyticsTests {
             // A rebuild from the log counts the same.
             let differences = try await service.replay(appID: UUID(uuidString: appID), logger: TestDatabase.logger).verify()
             #expect(differences.isEmpty, "\(differences.prefix(5))")
+
+            // The dashboard's page draws the same funnel: each step's figure beside its label.
+            let signedIn = try await DashboardSessionTests.signIn(api, key: key, origin: DashboardSessionTests.ownOrigin)
+            let session = try #require(DashboardSessionTests.cookie(signedIn)).value
+            let page = try await DashboardSessionTests.page(api, "/dashboard/location-button", session: session)
+            #expect(page.status == .ok)
+            #expect(page.text.contains("<svg") && page.text.contains("Location button"))
+            for (step, figure) in withOld {
+                #expect(page.text.contains(">\(step)</text>"), "\(step) in the chart")
+                #expect(page.text.contains(">\(figure)</text>"), "\(step)'s \(figure) in the chart")
+            }
         }
     }
 
     @Test("Erasing a person keeps the counts that name no one, and verify agrees")
     func erasure() async throws {
-        try await APIHarness.runWithService(privateDatabase: "button-erasure") { api, service in
+        try await APIHarness.runWithService(privateDatabase: "button_erasure") { api, service in
             let (appID, admin) = try await api.createApp()
             let person = ErasureTests.personID()
             try await Self.populate(api, admin, person: person)

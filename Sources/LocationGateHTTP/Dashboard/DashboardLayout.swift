@@ -23,7 +23,8 @@ struct DashboardLayout {
     /// The pages the navigation links to, in order.
     static let pages: [(href: String, label: String)] = [
         (href: "/dashboard", label: "Overview"), (href: "/dashboard/prompts", label: "Prompts"),
-        (href: "/dashboard/escalation", label: "Escalation"), (href: "/dashboard/settings", label: "Settings"),
+        (href: "/dashboard/escalation", label: "Escalation"), (href: "/dashboard/location-button", label: "Location button"),
+        (href: "/dashboard/settings", label: "Settings"),
         (href: "/dashboard/features", label: "Features"), (href: "/dashboard/activity", label: "Activity"),
     ]
 }

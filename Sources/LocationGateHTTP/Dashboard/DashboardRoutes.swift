@@ -50,6 +50,7 @@ struct DashboardRoutes {
         pages.get("/dashboard", use: overview)
         pages.get("/dashboard/prompts", use: prompts)
         pages.get("/dashboard/escalation", use: escalation)
+        pages.get("/dashboard/location-button", use: locationButton)
         pages.get("/dashboard/settings", use: settings)
         pages.get("/dashboard/features", use: features)
         registerFeatureEditor(on: pages)
@@ -251,6 +252,21 @@ struct DashboardRoutes {
             let funnel = steps.map { step in (label: step, value: rows.reduce(0) { $0 + (Self.number($1, step) ?? 0) }) }
             return DashboardPage(template: .escalation, title: "Escalation funnel", active: "/dashboard/escalation", filters: filters,
                                  groupChoices: ["platform", "osMajor", "appVersion", "day", "week"], sections: [
+                .init(chart: SVGChart.bars(funnel, format: { String(Int($0)) }), table: table),
+            ])
+        }
+    }
+
+    /// The location button's funnel (SPEC §12, `GET /v1/analytics/location-button`): sessions,
+    /// results, the consent dialogs and their answers, direct grants, and the refusals.
+    @Sendable func locationButton(_ request: Request, context: AppRequestContext) async throws -> Response {
+        try await page(request, context) { identity, filters in
+            let rows = try await analytics(.locationButton, identity, filters, groupBy: filters.groupBy)
+            let table = DashboardTable.analytics(id: "location-button", title: "Location button", rows: rows)
+            let steps = ["sessions", "results", "prompted", "direct", "alreadyGranted", "denied", "blocked", "notGrantable", "failures"]
+            let funnel = steps.map { step in (label: step, value: rows.reduce(0) { $0 + (Self.number($1, step) ?? 0) }) }
+            return DashboardPage(template: .locationButton, title: "Location button (Android 17)", active: "/dashboard/location-button",
+                                 filters: filters, groupChoices: ["platform", "osMajor", "appVersion", "day", "week"], sections: [
                 .init(chart: SVGChart.bars(funnel, format: { String(Int($0)) }), table: table),
             ])
         }

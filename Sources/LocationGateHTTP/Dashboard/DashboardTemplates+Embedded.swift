@@ -151,6 +151,20 @@ code{font-size:.8rem;word-break:break-all}.editor label{display:block;margin:.45
 """#
         ),
         (
+            name: "location-button.mustache",
+            text: #"""
+{{! The location button (DashboardPage.View): the filters, then the button's funnel, chart and table. The consent dialog's dismissals never reach the app, so its grant rate is an upper bound. }}
+{{<layout}}
+{{$content}}
+<p class="muted">Android 17's location button: sessions, results, the consent dialogs (prompted, of which denied) and direct grants. A dismissed consent dialog reaches the app as nothing, so the dialog's grant rate is an upper bound.</p>
+{{#filters}}{{>filters}}{{/filters}}
+{{#sections}}{{>section}}{{/sections}}
+{{/content}}
+{{/layout}}
+
+"""#
+        ),
+        (
             name: "message.mustache",
             text: #"""
 {{! A page that only says what was wrong (MessageView): bad filters, a malformed device search. }}

@@ -16,6 +16,8 @@ struct DashboardTemplates: Sendable {
     enum Name: String, CaseIterable, Sendable {
         case layout, filters, section, table
         case signIn = "signin", message, overview, prompts, escalation, settings, features, device, activity
+        /// The location button's funnel (SPEC §12).
+        case locationButton = "location-button"
         /// The feature editor and its preview (SPEC §15).
         case feature
     }
