@@ -36,6 +36,9 @@ let package = Package(
     targets: [
         // The JSON reader (`JSONNode`) and writer (`JSONWriter`) of the forms stored on every
         // append and read back on every replay: Foundation's coders were most of that cost.
+        // Also the calendar's day count (`CivilCalendar`) that the domain's RFC 3339 reader and
+        // the PostgreSQL client's timestamps share: this target depends on nothing, so both
+        // may import it.
         .target(
             name: "LocationGateJSON",
             swiftSettings: strictSettings
@@ -70,7 +73,7 @@ let package = Package(
         .target(
             name: "PostgresClient",
             dependencies: [
-                "CLibPQ",
+                "CLibPQ", "LocationGateJSON",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],

@@ -1,4 +1,5 @@
 import Foundation
+import LocationGateJSON
 
 /// `timestamptz` in text form. Sessions run with `TimeZone=UTC` and `DateStyle=ISO`, so the
 /// server writes `2026-11-22 10:00:00.123456+00`; parsing is by hand because it is on the hot
@@ -16,7 +17,7 @@ public enum PostgresTimestamp {
         let micros = (clamped * 1_000_000).rounded()
         let seconds = Int64((micros / 1_000_000).rounded(.down))
         let fraction = Int64(micros) - seconds * 1_000_000
-        let (year, month, day) = civilDate(daysSinceEpoch: floorDiv(seconds, 86_400))
+        let (year, month, day) = CivilCalendar.civilDate(daysSinceEpoch: floorDiv(seconds, 86_400))
         let secondOfDay = seconds - floorDiv(seconds, 86_400) * 86_400
         // Digits written in place: this runs for every event of a batch and every rollup key.
         return String(unsafeUninitializedCapacity: 27) { out in
@@ -84,36 +85,12 @@ public enum PostgresTimestamp {
             }
             offsetSeconds = sign * (hours * 3600 + minutes * 60)
         }
-        let days = daysSinceEpoch(year: year, month: month, day: day)
+        let days = CivilCalendar.daysSinceEpoch(year: year, month: month, day: day)
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offsetSeconds
         return Date(timeIntervalSince1970: Double(seconds) + Double(micros) / 1_000_000)
     }
 
     private static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 {
         a >= 0 ? a / b : (a - b + 1) / b
-    }
-
-    /// Howard Hinnant's days-from-civil: days from 1970-01-01 to a date of the proleptic
-    /// Gregorian calendar.
-    public static func daysSinceEpoch(year: Int64, month: Int64, day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = floorDiv(y, 400)
-        let yoe = y - era * 400
-        let mp = (month + 9) % 12
-        let doy = (153 * mp + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
-    }
-
-    static func civilDate(daysSinceEpoch days: Int64) -> (Int64, Int64, Int64) {
-        let z = days + 719_468
-        let era = floorDiv(z, 146_097)
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }

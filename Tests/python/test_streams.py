@@ -340,6 +340,8 @@ def test_revoked_key_closes_its_streams_everywhere_within_a_second():
     of its revocation, on the process that took the revocation and on the other, and sends
     nothing after. Events keep arriving throughout, so an open stream would keep flowing."""
     admin = new_app("revoked-streams")
+    # A feature whose decision follows the events, so that each changes the OFREP bulk answer.
+    call("PUT", URL, "/v1/features/nearby", admin, {"requires": "whenInUse", "services": ["standard"]})
     _, _, created = call("POST", URL, "/v1/keys", admin, {"scope": "read"})
     read_key, read_id = created["key"], created["id"]
     stop = threading.Event()
@@ -347,15 +349,16 @@ def test_revoked_key_closes_its_streams_everywhere_within_a_second():
     def writer():
         index = 0
         while not stop.is_set() and index < 600:
-            call("POST", URL, "/v1/events", admin, {"events": [event("u", f"d{index % 2}", index % 2 == 0)]})
+            # One device whose Location Services flip each time: every event changes its decision.
+            call("POST", URL, "/v1/events", admin, {"events": [event("u", "d", index % 2 == 0)]})
             index += 1
             time.sleep(0.05)
 
     streams = {
         "changes here": SSE(URL, "/v1/changes", read_key),
         "changes there": SSE(URL2, "/v1/changes", read_key),
-        "ofrep here": SSE(URL, "/ofrep/v1/event-streams?targetingKey=u", read_key),
-        "ofrep there": SSE(URL2, "/ofrep/v1/event-streams?targetingKey=u", read_key),
+        "ofrep here": SSE(URL, "/ofrep/v1/event-streams?targetingKey=u&deviceId=d", read_key),
+        "ofrep there": SSE(URL2, "/ofrep/v1/event-streams?targetingKey=u&deviceId=d", read_key),
     }
     thread = threading.Thread(target=writer)
     thread.start()

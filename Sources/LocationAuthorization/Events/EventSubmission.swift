@@ -1,4 +1,5 @@
 import Foundation
+import LocationGateJSON
 
 /// One event as a client sends it (SPEC §1): the envelope of stream, idempotency key, time and
 /// optimistic-concurrency check around a `LocationEvent`.
@@ -167,7 +168,8 @@ public enum RFC3339 {
                 guard let digits = number(20..<(count - 1)) else { return nil }
                 fraction = Double(digits) / [10.0, 100.0, 1000.0][count - 22]
             }
-            let whole = daysSinceEpoch(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second
+            let days = Int(CivilCalendar.daysSinceEpoch(year: Int64(year), month: Int64(month), day: Int64(day)))
+            let whole = days * 86_400 + hour * 3600 + minute * 60 + second
             // As Foundation's ISO 8601 parser computes it (whole seconds since 2001, plus the
             // fraction), so that both readers give the same `Date` to the last bit.
             return Date(timeIntervalSinceReferenceDate: Double(whole) - Date.timeIntervalBetween1970AndReferenceDate + fraction)
@@ -217,17 +219,6 @@ public enum RFC3339 {
         case 4, 6, 9, 11: 30
         default: 31
         }
-    }
-
-    /// Howard Hinnant's days-from-civil: days from 1970-01-01 to a date of the proleptic
-    /// Gregorian calendar.
-    static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
-        let shifted = month <= 2 ? year - 1 : year
-        let era = (shifted >= 0 ? shifted : shifted - 399) / 400
-        let yearOfEra = shifted - era * 400
-        let dayOfYear = (153 * ((month + 9) % 12) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
     }
 
     /// Milliseconds are kept, as PostgreSQL's timestamptz keeps microseconds.

@@ -1,6 +1,7 @@
 import Foundation
 import LocationAuthorization
 import LocationGateJSON
+import PostgresClient
 
 extension EventBatch {
     /// Reads the common body by hand: `JSONDecoder` was a twelfth of the server's time per
@@ -36,7 +37,7 @@ extension EventBatch {
     }
 
     private static func submission(_ item: JSONNode) -> EventSubmission? {
-        guard let id = item["id"]?.string.flatMap(UUID.init(canonicalText:)),
+        guard let id = item["id"]?.string.flatMap(UUID.init(postgresUUIDText:)),
               let userId = item["userId"]?.string, EventSubmission.isValidIdentifier(userId),
               let deviceId = item["deviceId"]?.string, EventSubmission.isValidIdentifier(deviceId),
               let occurredAt = item["occurredAt"]?.string.flatMap(RFC3339.utcDate(from:)),
