@@ -5,7 +5,8 @@ import Synchronization
 
 /// Decoded states of `device_state_kinds` by id. An id is a hash of the state's content, so an
 /// entry never goes stale and needs no invalidation; the cache only bounds its size, in bytes
-/// (each entry weighed by its stored JSON, which the decoded state's strings follow), so that
+/// (each entry weighed as twice its stored JSON, which the decoded state's strings and sets
+/// follow, and a fixed overhead), so that
 /// whatever states devices report (large ones within SPEC §1's limits, planted by an ingest
 /// key) it holds at most `byteBudget`. It is emptied, and its storage released, when full:
 /// refilling costs one indexed read of the missing ids.
@@ -34,7 +35,8 @@ final class StateKindCache: Sendable {
     /// Keeps `state`, whose stored JSON is `jsonBytes` long.
     func insert(_ id: Int64, _ state: DeviceState, jsonBytes: Int) {
         guard jsonBytes <= maxEntryBytes else { return }
-        let cost = jsonBytes + Self.entryOverhead
+        // A decoded state holds its strings and sets on the heap, about twice its JSON.
+        let cost = 2 * jsonBytes + Self.entryOverhead
         entries.withLock { entries in
             guard entries.states[id] == nil else { return }
             if entries.bytes + cost > byteBudget { entries = Entries() }
