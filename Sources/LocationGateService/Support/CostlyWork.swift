@@ -35,22 +35,8 @@ public final class CostlyWork: Sendable {
     /// Runs `body` for the app, once one of the share's connections is free; 429 `rateLimited`
     /// at once when the app runs `perApp` of `kind` already.
     func run<T>(_ kind: Kind, appID: UUID, _ body: () async throws -> T) async throws -> T {
-        let key = Running(appID: appID, kind: kind)
-        let admitted = running.withLock { running -> Bool in
-            guard running[key, default: 0] < Self.perApp else { return false }
-            running[key, default: 0] += 1
-            return true
-        }
-        guard admitted else {
-            throw ServiceError(
-                .rateLimited, "this app runs \(Self.perApp) \(kind.rawValue) requests at once already; retry when one is done")
-        }
-        defer {
-            running.withLock { running in
-                let left = running[key, default: 1] - 1
-                running[key] = left > 0 ? left : nil
-            }
-        }
+        let permit = try admit(kind, appID: appID)
+        defer { permit.release() }
         return try await share.run(appID: appID, body)
     }
 
