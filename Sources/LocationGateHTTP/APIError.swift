@@ -28,7 +28,7 @@ struct APIError: HTTPResponseError {
         case .forbidden: .forbidden
         case .notFound: .notFound
         case .methodNotAllowed: .methodNotAllowed
-        case .versionConflict, .idConflict, .lastAdminKey: .conflict
+        case .versionConflict, .idConflict, .lastAdminKey, .keyInUse, .experimentRunning, .experimentStopped: .conflict
         case .tooLarge: .contentTooLarge
         case .validationFailed, .ruleViolation: .unprocessableContent
         case .rateLimited: .tooManyRequests

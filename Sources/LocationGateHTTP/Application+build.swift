@@ -111,6 +111,7 @@ public func buildRouter(
     HealthRoutes(service: service, follower: follower, registry: registry, streams: streams).register(on: routes)
     let v1 = routes.group("/v1", middleware: keyed)
     v1.add(CatalogRoutes(catalog: service).collection)
+    v1.add(ExperimentRoutes(experiments: service.experiments).collection)
     v1.add(EventRoutes(ingest: service).collection)
     v1.add(GateRoutes(gates: service).collection)
     v1.add(HistoryRoutes(history: service).collection)
@@ -121,8 +122,9 @@ public func buildRouter(
     v1.add(ExportRoutes(service: service).collection)
     v1.add(AdminRoutes(service: service).collection)
     let ofrep = routes.group("/ofrep/v1", catchAll: true, middleware: [OFREPErrorMiddleware()] + keyed)
-    ofrep.add(OFREPRoutes(ofrep: service, streams: streams).collection)
-    ofrep.add(OFREPStreamRoutes(ofrep: service, hints: service, streams: streams).collection)
+    let flags = OFREPFlags(features: service, experiments: service.experiments)
+    ofrep.add(OFREPRoutes(flags: flags, streams: streams).collection)
+    ofrep.add(OFREPStreamRoutes(flags: flags, hints: service, streams: streams).collection)
     DashboardRoutes(service: service, configuration: configuration, limiter: limiter, failures: failures).register(on: routes)
     routes.get("/hello") { _, _ in
         // The trivial JSON route the benchmarks compare gates against.

@@ -27,6 +27,9 @@ public final class GateService: Sendable {
     let auditStore: AuditStore
     let cache: DeviceStateCache
     public let features: FeatureCatalog
+    /// The apps' experiments (SPEC §16), cached and changed beside the features
+    /// (`ExperimentService` is their face: `experiments`).
+    let experimentCatalog: ExperimentCatalog
     public let keys: APIKeys
     public let apps: AppRegistry
     public let logger: Logger
@@ -108,7 +111,9 @@ public final class GateService: Sendable {
         self.gateStore = GateStore(pool: pool)
         self.auditStore = AuditStore(reads: reads, logger: logger)
         self.cache = DeviceStateCache(byteBudget: cacheByteBudget, coherence: coherence)
-        self.features = FeatureCatalog(pool: pool, coherence: coherence)
+        let experimentCatalog = ExperimentCatalog(pool: pool, coherence: coherence)
+        self.experimentCatalog = experimentCatalog
+        self.features = FeatureCatalog(pool: pool, coherence: coherence, experiments: experimentCatalog)
         self.keys = APIKeys(pool: pool, coherence: coherence)
         self.apps = AppRegistry(pool: pool)
         self.costly = CostlyWork(connections: max(1, pool.size / 4))
@@ -119,11 +124,18 @@ public final class GateService: Sendable {
     }
 
     /// The background work every server runs beside its routes: the analytics rollup and the
-    /// partition keeper, erasure and retention (the cache follower is built by the HTTP layer,
-    /// which owns its lifetime).
+    /// partition keeper, the decision forms' writer, the experiments' tally and guard, erasure
+    /// and retention (the cache follower is built by the HTTP layer, which owns its lifetime).
     public func backgroundServices(logger: Logger, retentionInterval: Duration = .seconds(3600)) -> [any Service] {
         [AnalyticsRollup(pool: pool, logger: logger), PartitionKeeper(pool: pool, logger: logger),
+         DecisionFormWriter(pool: pool, logger: logger),
+         ExperimentTally(pool: pool, logger: logger), experimentGuardian(logger: logger),
          ErasureWorker(service: self, logger: logger), retentionWorker(logger: logger, interval: retentionInterval)]
+    }
+
+    /// The experiments' guard over this service's pool (SPEC §16); tests call its `checkDue`.
+    public func experimentGuardian(logger: Logger) -> ExperimentGuardian {
+        ExperimentGuardian(pool: pool, catalog: experimentCatalog, logger: logger)
     }
 
     /// What `/metrics` and `/readyz` report of this process.

@@ -11,5 +11,6 @@ struct LocgateCommand: AsyncParsableCommand {
         subcommands: [
             ServeCommand.self, MigrateCommand.self, StatusCommand.self, AppsCommand.self, KeysCommand.self,
             FeaturesCommand.self, SimulateCommand.self, ReplayCommand.self, VerifyCommand.self, ArchiveCommand.self, EraseCommand.self, ExportCommand.self, RetentionCommand.self, AnalyticsCommand.self,
+            ExperimentsCommand.self,
         ])
 }

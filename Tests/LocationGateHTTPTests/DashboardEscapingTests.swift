@@ -48,9 +48,12 @@ struct DashboardEscapingTests {
                     #expect(page.text.contains(Self.escaped), "\(path) does not show the app version as text")
                 }
             }
-            // The device page's timeline holds the event's data as JSON, escaped too.
+            // The device page's timeline holds the event's data as named fields (never JSON),
+            // escaped too, and its sentence names the app version as text.
             let device = try await DashboardSessionTests.page(api, "/dashboard/users/u-1/devices/d-1", session: session)
-            #expect(device.text.contains(#"&lt;script&gt;alert(\&quot;1&amp;2\&quot;)&lt;/script&gt;"#), "\(device.text)")
+            #expect(device.text.contains("<dt>appVersion:</dt> <dd>\(Self.escaped)</dd>"), "\(device.text)")
+            #expect(device.text.contains("Reported its context: iOS 17.4, app \(Self.escaped)"), "\(device.text)")
+            #expect(!device.text.contains("{&quot;") && !device.text.contains(#"{""#), "no raw JSON")
         }
     }
 }

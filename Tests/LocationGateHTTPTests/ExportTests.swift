@@ -73,7 +73,7 @@ struct ExportTests {
             #expect(devices.map { $0["deviceId"] as? String } == ["phone", "tablet"])
             for (device, count) in zip(devices, [4, 25]) {
                 let deviceID = device["deviceId"] as? String ?? ""
-                #expect(Set(device.keys) == ["decisions", "deviceId", "history", "state"])
+                #expect(Set(device.keys) == ["decisions", "deviceId", "experiments", "history", "state"])
                 let history = try #require(device["history"] as? [[String: Any]])
                 #expect(history.map { $0["version"] as? Int } == Array(1...count).map { Optional($0) }, "\(deviceID)")
                 let entries = try await api.call(.get, "/v1/users/\(person)/devices/\(deviceID)/history?limit=1000", key: read).json["entries"]

@@ -35,7 +35,8 @@ struct DashboardTemplateTests {
             [.text(Self.hostile), .count(3), .rate(0.5)],
             [.marked(Self.hostile), .count(4), .rate(nil)],
         ])
-        let chart = SVGChart.bars([(label: Self.hostile, value: 1)], format: { _ in Self.hostile })
+        let chart = SVGChart.bars(
+            Self.hostile, series: ["devices"], groups: [SVGChart.BarGroup(label: Self.hostile, values: [1])], format: { _ in Self.hostile })
         let view = DashboardPage.View(
             layout: DashboardLayout(title: Self.hostile, active: "", signedIn: true), filters: nil,
             sections: [DashboardPage.SectionView(chart: chart, table: table.view(csvHref: "/dashboard?x=" + Self.hostile))],
@@ -43,14 +44,18 @@ struct DashboardTemplateTests {
         let html = try Self.render(view, .device)
         #expect(!html.contains("<script"), "\(html)")
         #expect(!html.contains(#""1&2""#))
-        // <title>, <h1>, the table's <h2>, its column, the CSV link, a text cell, a marked cell,
-        // the chart's label and its value.
-        #expect(html.components(separatedBy: Self.escaped).count - 1 == 9, "\(html)")
+        // <title>, <h1>, the table's <h2>, its column, the CSV link, a text cell, a marked cell.
+        #expect(html.contains(chart.renderText), "the chart is markup")
+        let page = html.replacingOccurrences(of: chart.renderText, with: "")
+        #expect(page.components(separatedBy: Self.escaped).count - 1 == 7, "\(html)")
+        // The chart's title, label and value: in its accessible name, its <title>, and its label
+        // and value drawn.
+        #expect(chart.renderText.components(separatedBy: Self.escaped).count - 1 == 8, "\(chart.renderText)")
         #expect(html.contains("<td>\(Self.escaped)</td>"))
         #expect(html.contains(#"<td><span class="inferred">\#(Self.escaped)</span></td>"#))
         #expect(html.contains(#"<td class="n" data-value="3">3</td><td class="n" data-value="0.5">50.0%</td>"#))
         #expect(html.contains(#"<td class="n" data-value="">–</td>"#))
-        #expect(html.contains(#"<svg viewBox="0 0 600 26" role="img" aria-label="bar chart">"#), "the chart is markup")
+        #expect(html.contains(#"<svg class="chart" viewBox="0 0 400 "#) && html.contains(#"width="100%" role="img" aria-label="\#(Self.escaped). \#(Self.escaped): \#(Self.escaped)"><title>"#))
         #expect(html.contains(#"<a href="?version=1">1</a> <a href="?version=2">2</a> <a href="?version=3">3</a></p>"#))
         #expect(html.contains("User <code>user-1</code>, device <code>device-1</code>. The first 1,000 events are shown."))
         #expect(html.contains(#"<table id="timeline">"#))

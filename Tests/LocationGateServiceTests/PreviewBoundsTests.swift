@@ -50,7 +50,43 @@ struct PreviewBoundsTests {
         await pool.close()
     }
 
-    @Test("Large distinct states: the decoded states kept are within the cache's byte budget, and a second preview answers the same")
+    @Test("Planted states share one decision form: the writer stores one form for 6,000 of them, and previews and coverage over forms answer as over whole states")
+    func plantedStatesShareTheirForm() async throws {
+        let pool = try await TestDatabase.pool(size: 2)
+        let service = GateService(pool: pool, logger: TestDatabase.logger)
+        let appID = try await TestDatabase.makeApp(pool)
+        try await Self.plant(service, appID, devices: 6_000, versionPadding: 40)
+        var current = Feature(key: "nearby", requires: .whenInUse, services: [.standard])
+        current.minAppVersion = AppVersion("1.1000")
+        _ = try await service.putFeature(appID: appID, feature: current, actor: .cli)
+        var proposed = current
+        proposed.minAppVersion = AppVersion("1.4000")
+        let whole = try await service.previewFeature(appID: appID, feature: proposed)
+        let wholeCoverage = try await service.featureCoverage(appID: appID)
+
+        try await DecisionFormWriter(pool: pool, logger: TestDatabase.logger).writeAll()
+        let forms = try await pool.query(
+            """
+            SELECT count(DISTINCT f.form_id), count(*) FILTER (WHERE f.form_id IS NULL) FROM state_forms f
+            WHERE f.state_id IN (SELECT state_id FROM device_counts WHERE app_id = \(appID))
+            """).first
+        #expect(try forms?.decode(0, as: Int64.self) == 1, "6,000 states differing in their app version alone have one form")
+        #expect(try forms?.decode(1, as: Int64.self) == 0)
+        let formed = try await service.previewFeature(appID: appID, feature: proposed)
+        #expect(formed.devices == 6_000)
+        #expect(formed.changes.map(\.devices) == whole.changes.map(\.devices))
+        #expect(formed.changes.map(\.from) == whole.changes.map(\.from))
+        #expect(formed.changes.map(\.to) == whole.changes.map(\.to))
+        // Devices 1.1000 to 1.3999 meet the current floor and not the proposed one.
+        #expect(formed.changes.first { $0.to.reason == "appVersionTooOld" }?.devices == 3_000)
+        #expect(formed.changes.allSatisfy { $0.sample.count == 20 })
+        let formedCoverage = try await service.featureCoverage(appID: appID)
+        #expect(formedCoverage.map(\.enabled) == wholeCoverage.map(\.enabled))
+        #expect(formedCoverage.map { $0.reasons.map(\.1) } == wholeCoverage.map { $0.reasons.map(\.1) })
+        await pool.close()
+    }
+
+    @Test("Large distinct states: the decoded forms kept are within the cache's byte budget, and a second preview answers the same")
     func stateCacheBoundedInBytes() async throws {
         let pool = try await TestDatabase.pool(size: 2)
         let service = GateService(pool: pool, logger: TestDatabase.logger)
@@ -58,6 +94,7 @@ struct PreviewBoundsTests {
         // Versions of about 120 bytes: 6,000 states of some 3 KB of JSON each would hold
         // 18 MB and more decoded, beyond a budget of 2 MB.
         try await Self.plant(service, appID, devices: 6_000, versionPadding: 100)
+        try await DecisionFormWriter(pool: pool, logger: TestDatabase.logger).writeAll()
         let cache = StateKindCache(byteBudget: 2 << 20)
         let feature = Feature(key: "nearby", requires: .whenInUse, services: [.standard])
         let first = try await pool.transaction { connection in

@@ -2,7 +2,8 @@
 does not exist refuses before it writes anything (the log's tables take their app on trust,
 docs/operations.md), saying "no such app" and exiting non-zero; a command that fails prints the
 error's code and message; `features disable` and `enable` change only the kill switch;
-`analytics location-button` prints the API's location button counts (SPEC §12)."""
+`analytics location-button` prints the API's location button counts (SPEC §12); `experiments`
+puts, lists, stops and deletes experiments and prints their results (SPEC §16)."""
 import json
 import os
 import subprocess
@@ -11,6 +12,8 @@ import uuid
 
 LOCGATE = os.environ["LOCGATE_E2E_LOCGATE"]
 DATABASE = os.environ["LOCGATE_E2E_DATABASE"]
+PRIMER = json.dumps({"description": "A priming screen first", "prompt": "whenInUse",
+                     "variants": [{"key": "dialog", "weight": 50}, {"key": "primer", "weight": 50}]})
 
 
 def psql(sql):
@@ -49,6 +52,11 @@ def test_every_command_with_an_app_refuses_an_unknown_one():
         ["retention", "run", "--app", app, "--dry-run"],
         ["analytics", "prompts", "--app", app],
         ["analytics", "location-button", "--app", app],
+        ["experiments", "list", "--app", app],
+        ["experiments", "put", "primer", "--app", app, "--body", PRIMER],
+        ["experiments", "stop", "primer", "--app", app],
+        ["experiments", "delete", "primer", "--app", app],
+        ["experiments", "results", "primer", "--app", app],
         ["replay", "--app", app],
         ["verify", "--app", app],
     ]
@@ -60,7 +68,7 @@ def test_every_command_with_an_app_refuses_an_unknown_one():
         assert "internalError" not in run.stderr, f"{name}: {run.stderr}"
         # Nothing that could read as an answer: an export of an unknown app is no empty export.
         assert run.stdout.strip() == "", f"{name} printed {run.stdout}"
-    for table in ["api_keys", "features", "erasures", "admin_audit"]:
+    for table in ["api_keys", "features", "erasures", "admin_audit", "experiments"]:
         assert psql(f"SELECT count(*) FROM {table} WHERE app_id = '{app}'") == "0", table
 
 
@@ -174,3 +182,59 @@ def test_analytics_location_button():
     # The kinds are the API's.
     run = locgate("analytics", "locationButton", "--app", app)
     assert run.returncode != 0 and "location-button" in run.stderr, run.stderr
+
+
+def test_experiments_put_list_results_stop_delete():
+    """`locgate experiments` (SPEC §16): a put from --body and from a file on standard input, the
+    list by key, the results as JSON and CSV, a stop with a winner, a delete; each change in the
+    audit trail with actor cli; a refused body stores nothing."""
+    app = create_app("experiments from the command line")
+    put = locgate("experiments", "put", "primer", "--app", app, "--body", PRIMER)
+    assert put.returncode == 0, put.stderr
+    assert "created" in put.stderr, put.stderr
+    experiment = json.loads(put.stdout)
+    assert (experiment["key"], experiment["state"], experiment["control"]) == ("primer", "running", "dialog"), experiment
+    assert last_audit(app)[:2] == ["experimentPut", "cli"]
+
+    from_stdin = subprocess.run(
+        [LOCGATE, "experiments", "put", "another", "--app", app, "--file", "-", "--database-name", DATABASE,
+         "--log-level", "warning"], input=PRIMER, capture_output=True, text=True, timeout=60)
+    assert from_stdin.returncode == 0, from_stdin.stderr
+    replaced = locgate("experiments", "put", "primer", "--app", app, "--body", PRIMER)
+    assert replaced.returncode == 0 and "replaced" in replaced.stderr, replaced.stderr
+
+    refused = locgate("experiments", "put", "third", "--app", app, "--body",
+                      json.dumps({**json.loads(PRIMER), "weights": [50, 50]}))
+    assert refused.returncode != 0, refused.stdout
+    assert "validationFailed" in refused.stderr and "weights" in refused.stderr, refused.stderr
+
+    listed = locgate("experiments", "list", "--app", app)
+    assert listed.returncode == 0, listed.stderr
+    assert [item["key"] for item in json.loads(listed.stdout)["experiments"]] == ["another", "primer"]
+
+    results = locgate("experiments", "results", "primer", "--app", app)
+    assert results.returncode == 0, results.stderr
+    body = json.loads(results.stdout)
+    assert (body["experiment"], body["state"]) == ("primer", "running"), body
+    assert [row["variant"] for row in body["variants"]] == ["dialog", "primer"], body
+    assert all(row["exposed"] == 0 and row["grantRate"] is None for row in body["variants"]), body
+    csv = locgate("experiments", "results", "primer", "--app", app, "--format", "csv")
+    assert csv.returncode == 0, csv.stderr
+    assert csv.stdout.splitlines() == [
+        "variant,exposed,answered,granted,grantRate,ci95Low,ci95High,exposedGrantRate,ci95ExposedLow,ci95ExposedHigh,uplift,pValue",
+        "dialog,0,0,0,,,,,,,,",
+        "primer,0,0,0,,,,,,,,",
+    ], csv.stdout
+
+    stopped = locgate("experiments", "stop", "primer", "--app", app, "--winner", "primer")
+    assert stopped.returncode == 0, stopped.stderr
+    assert (json.loads(stopped.stdout)["winner"], json.loads(stopped.stdout)["stopReason"]) == ("primer", "operator")
+    assert last_audit(app)[:2] == ["experimentStopped", "cli"]
+    again = locgate("experiments", "stop", "primer", "--app", app)
+    assert again.returncode != 0 and "experimentStopped" in again.stderr, again.stderr
+
+    deleted = locgate("experiments", "delete", "primer", "--app", app)
+    assert deleted.returncode == 0, deleted.stderr
+    assert last_audit(app)[:2] == ["experimentDeleted", "cli"]
+    missing = locgate("experiments", "results", "primer", "--app", app)
+    assert missing.returncode != 0 and "notFound" in missing.stderr, missing.stderr

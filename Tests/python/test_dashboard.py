@@ -1,9 +1,11 @@
 """The dashboard (SPEC §8) in a real browser: Playwright driving Debian's headless Chromium
 against a live locgate server that Deploy/e2e starts. Screenshots go to LOCGATE_SCREENSHOTS
-(Deploy/e2e: .dashboard/; docs/screenshots/ holds a committed set).
+(Deploy/e2e: .dashboard/; docs/screenshots/ holds a committed set), at 1200 px, and at 1280 px
+and 360 px by the test of the boxes.
 """
 import json
 import os
+import re
 import urllib.request
 import uuid
 
@@ -93,10 +95,39 @@ def headers(page, id_):
     return page.eval_on_selector_all(f"table#{id_} thead th", "cells => cells.map(c => c.textContent)")
 
 
+def folded(page, id_):
+    """Per row of the table, its folded counts (a prompt's choices) as {name: count}."""
+    rows = page.eval_on_selector_all(
+        f"table#{id_} tbody tr",
+        "rows => rows.map(r => Array.from(r.querySelectorAll('span.part')).map(s => [s.dataset.name, s.dataset.value]))")
+    return [{name: int(value) for name, value in row} for row in rows]
+
+
+def chart_name(page, table_id):
+    """The accessible name of the chart drawn above a table."""
+    return page.get_attribute(f"section:has(table#{table_id}) svg[role=img]", "aria-label")
+
+
+def figures(name):
+    """A chart's accessible name, "Title. item: figures; item: figures", as {item: figures}."""
+    _, _, body = name.partition(". ")
+    return dict(part.partition(": ")[::2] for part in body.split("; "))
+
+
+def counts(text):
+    """ "name 1, name 2" as {name: 1, name: 2}."""
+    return {match.group(1): int(match.group(2)) for match in re.finditer(r"(\w+) (\d+)", text)}
+
+
+def percent(rate):
+    """A rate as the dashboard writes it: "75.0%", or "none"."""
+    return "none" if rate is None else f"{rate * 100:.1f}%"
+
+
 PAGES = ["/dashboard", "/dashboard/prompts?groupBy=appVersion", "/dashboard/escalation", "/dashboard/settings",
          "/dashboard/features", "/dashboard/users/user-3/devices/phone", "/dashboard/activity"]
 # Pages that are tables alone, without a chart.
-TABLES_ONLY = ("users/", "/activity")
+TABLES_ONLY = ("/activity",)
 
 
 def test_every_page_renders_signed_in_with_nothing_from_outside(population, browser):
@@ -126,6 +157,7 @@ def test_numbers_equal_the_analytics_api(population, browser):
     for group in ["platform", "appVersion"]:
         page.goto(URL + f"/dashboard/prompts?groupBy={group}&from=2026-11-19")
         names = headers(page, "prompts")
+        assert "choices" in names and not any(name.startswith("choice") and name != "choices" for name in names), names
         rows = table(page, "prompts")
         api = call("GET", f"/v1/analytics/prompts?groupBy={group}&from=2026-11-19", key)["rows"]
         assert len(rows) == len(api)
@@ -140,8 +172,8 @@ def test_numbers_equal_the_analytics_api(population, browser):
                     assert shown[field][1] == ""
                 else:
                     assert float(shown[field][1]) == expected[field], (group, field)
-            for choice, count in expected["choices"].items():
-                assert int(shown[f"choice:{choice}"][1]) == count
+        # The choices are one cell of named counts, each with its exact value.
+        assert folded(page, "prompts") == [expected["choices"] for expected in api], group
     page.goto(URL + "/dashboard")
     statuses = {cells[0][0]: int(cells[1][1]) for cells in table(page, "statuses")}
     api = {row["status"]: row["count"] for row in call("GET", "/v1/analytics/statuses", key)["rows"]}
@@ -155,7 +187,9 @@ def test_numbers_equal_the_analytics_api(population, browser):
     href = page.get_attribute("p.csv a", "href")
     csv = context.request.get(URL + href)
     assert csv.status == 200 and csv.headers["content-type"].startswith("text/csv")
-    assert csv.text().splitlines()[0].startswith("platform,prompt,shown,sessionShown,answered,inferred")
+    header = csv.text().splitlines()[0]
+    assert header.startswith("platform,prompt,shown,sessionShown,answered,inferred")
+    assert "choices:allowWhileUsing" in header.split(","), "the CSV spreads the folded choices into a column each"
     context.close()
 
 
@@ -170,7 +204,8 @@ def test_device_timeline_matches_history_and_marks_inferred_answers(population, 
     history = call("GET", "/v1/users/user-3/devices/phone/history", key)["entries"]
     rows = table(page, "timeline")
     assert [int(cells[0][1]) for cells in rows] == [entry["version"] for entry in history]
-    assert [cells[2][0] for cells in rows] == [entry["type"] for entry in history]
+    types = page.eval_on_selector_all("table#timeline tbody tr td:nth-child(3) code", "codes => codes.map(c => c.textContent)")
+    assert types == [entry["type"] for entry in history]
     assert [cells[5][0] for cells in rows] == [f'{e["before"]["status"]} → {e["after"]["status"]}' for e in history]
     effects = " ".join(cells[4][0] for cells in rows)
     assert "inferred: whenInUse answered allowWhileUsing" in effects and "inferred answer corrected" in effects
@@ -185,6 +220,133 @@ def test_device_timeline_matches_history_and_marks_inferred_answers(population, 
     page.goto(URL + "/dashboard/users/user-3/devices/phone")
     assert table(page, "timeline") == [[["No data for these filters.", None]]]
     context.close()
+
+
+def test_every_chart_states_the_api_figures(population, browser):
+    key, _ = population
+    context, page, _, _ = sign_in(browser, key, width=1280)
+    page.goto(URL + "/dashboard")
+    devices = counts(figures(chart_name(page, "statuses"))["devices"])
+    assert devices == {row["status"]: row["count"] for row in call("GET", "/v1/analytics/statuses", key)["rows"]}
+    rates = figures(chart_name(page, "prompts"))
+    api = call("GET", "/v1/analytics/prompts", key)["rows"]
+    assert rates == {row["prompt"]: f'grant rate {percent(row["grantRate"])}, Always rate {percent(row["alwaysRate"])}' for row in api}
+    trend = figures(chart_name(page, "trend"))
+    expected = {}
+    for row in call("GET", "/v1/analytics/prompts?groupBy=day", key)["rows"]:
+        expected.setdefault(row["prompt"], [])
+        if row["grantRate"] is not None:
+            expected[row["prompt"]].append(f'{row["day"]} {percent(row["grantRate"])}')
+    assert {prompt: [] if line == "none" else line.split(", ") for prompt, line in trend.items()} == expected
+
+    for group in ["platform", "appVersion"]:
+        page.goto(URL + f"/dashboard/prompts?groupBy={group}")
+        bars = figures(chart_name(page, "prompts"))
+        api = call("GET", f"/v1/analytics/prompts?groupBy={group}", key)["rows"]
+        assert {label: counts(text) for label, text in bars.items()} == \
+            {f'{row["prompt"]} prompt, {group} {row[group]}': row["choices"] for row in api}, group
+    # SPEC §8's own form: the prompt, then each choice with its count.
+    page.goto(URL + "/dashboard/prompts?groupBy=platform")
+    assert re.search(r"whenInUse prompt, platform iOS: allowWhileUsing \d+", chart_name(page, "prompts"))
+
+    for path, table_id, kind in [("/dashboard/escalation", "escalations", "escalations"),
+                                 ("/dashboard/location-button", "location-button", "location-button")]:
+        page.goto(URL + path)
+        _, _, body = chart_name(page, table_id).partition(". ")
+        steps = dict((match.group(1), int(match.group(2))) for match in (re.match(r"(\w+) (\d+)", part) for part in body.split("; ")))
+        row = call("GET", f"/v1/analytics/{kind}", key)["rows"][0]
+        assert len(steps) >= 6 and steps == {field: value for field, value in row.items() if field in steps}, (path, steps, row)
+
+    page.goto(URL + "/dashboard/settings")
+    lines = {name: line.split(", ") for name, line in figures(chart_name(page, "settings")).items()}
+    api = call("GET", "/v1/analytics/settings?groupBy=day", key)["rows"]
+    assert lines == {name: [f'{row["day"]} {row[name]}' for row in api] for name in ["upgrades", "downgrades"]}
+
+    page.goto(URL + "/dashboard/features")
+    columns = headers(page, "features")
+    features = {cells[0][0]: dict(zip(columns, cells)) for cells in table(page, "features")}
+    decisions = {label: counts(text) for label, text in figures(chart_name(page, "features")).items()}
+    assert set(decisions) == set(features)
+    for feature, row in features.items():
+        assert decisions[feature]["enabled"] == int(row["enabled"][1])
+        assert sum(decisions[feature].values()) == int(row["devices"][1]), feature
+
+    for user in ["user-0", "user-3"]:
+        page.goto(URL + f"/dashboard/users/{user}/devices/phone")
+        history = call("GET", f"/v1/users/{user}/devices/phone/history", key)["entries"]
+        runs = []
+        for entry in history:
+            status = entry["after"]["status"]
+            if runs and runs[-1][0] == status:
+                runs[-1][2] = entry["version"]
+            else:
+                runs.append([status, entry["version"], entry["version"]])
+        bands = "; ".join(f"{s} at version {a}" if a == b else f"{s} from version {a} to {b}" for s, a, b in runs)
+        prompts = [f'{effect["prompt"]} at version {entry["version"]}'
+                   for entry in history for effect in entry["effects"] if effect["kind"] == "promptShown"]
+        assert prompts, "the population's devices were prompted"
+        assert chart_name(page, "timeline") == f"Status after each event, prompts marked. {bands}. Prompts: {'; '.join(prompts)}."
+    context.close()
+
+
+def test_the_device_page_writes_events_in_words_never_json(population, browser):
+    key, _ = population
+    context, page, _, _ = sign_in(browser, key)
+    for index in range(4):
+        page.goto(URL + f"/dashboard/users/user-{index}/devices/phone")
+        assert re.search(r'\{"', page.inner_text("main")) is None, f"user-{index}: raw JSON on the device page"
+        assert "{&quot;" not in page.content()
+        sentences = page.eval_on_selector_all(
+            "table#timeline tbody tr td:nth-child(3)", "cells => cells.map(c => c.firstChild.textContent)")
+        assert sentences[0].startswith("Reported its context: "), sentences
+        data = page.eval_on_selector_all(
+            "table#timeline tbody tr td:nth-child(4)",
+            "cells => cells.map(c => Object.fromEntries(Array.from(c.querySelectorAll('dl.fields > div')).map(d => "
+            "[d.querySelector('dt').textContent.replace(/:$/, ''), d.querySelector('dd').textContent])))")
+        history = call("GET", f"/v1/users/user-{index}/devices/phone/history", key)["entries"]
+        assert len(data) == len(history)
+        for fields, entry in zip(data, history):
+            assert set(fields) == set(entry["data"]), (fields, entry["data"])
+            for name, value in entry["data"].items():
+                if isinstance(value, str):
+                    assert fields[name] == value
+        if index == 0:
+            assert sentences[1:5] == ["Asked for When In Use", "Chose Allow While Using", "Asked for Always", "Chose Change to Always Allow"]
+        if index == 2:
+            assert "Settings: location While Using the App" in sentences
+    context.close()
+
+
+def test_no_chart_or_table_is_wider_than_its_box(population, browser):
+    key, _ = population
+    os.makedirs(SHOTS, exist_ok=True)
+    measure = """() => Array.from(document.querySelectorAll('main section')).flatMap(section => {
+        const style = getComputedStyle(section);
+        const inner = section.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+        const found = Array.from(section.querySelectorAll('svg')).map(svg => ['chart', svg.getBoundingClientRect().width, inner, inner, 'visible']);
+        for (const scroll of section.querySelectorAll('div.scroll')) {
+            const table = scroll.querySelector('table');
+            found.push(['table#' + table.id, table.getBoundingClientRect().width, inner, scroll.getBoundingClientRect().width,
+                        getComputedStyle(scroll).overflowX]);
+        }
+        return found;
+    })"""
+    paths = PAGES + ["/dashboard/prompts?groupBy=platform", "/dashboard/location-button", "/dashboard/users/user-0/devices/phone?version=3"]
+    for width in [1280, 360]:
+        context, page, _, _ = sign_in(browser, key, width=width)
+        for path in paths:
+            page.goto(URL + path)
+            boxes = page.evaluate(measure)
+            assert any(kind == "chart" for kind, *_ in boxes) or any(part in path for part in TABLES_ONLY), path
+            for kind, drawn, inner, scroll, overflow in boxes:
+                if kind == "chart" or width == 1280:
+                    assert drawn <= inner + 0.5, f"{path} at {width} px: {kind} is {drawn} px in a box of {inner} px"
+                else:
+                    # At 360 px a table that cannot fold scrolls inside its own box.
+                    assert scroll <= inner + 0.5 and overflow == "auto", f"{path} at {width} px: {kind}'s box is {scroll} px of {inner}"
+            name = path.strip("/").replace("?", "-").replace("=", "-").replace("/", "-") or "dashboard"
+            page.screenshot(path=os.path.join(SHOTS, f"{name}-{width}.png"), full_page=True)
+        context.close()
 
 
 def test_client_text_is_shown_as_text(population, browser):

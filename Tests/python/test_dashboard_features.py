@@ -171,6 +171,9 @@ def test_edit_preview_save_and_kill_switch(app, browser):
     features = {cells[0][0]: dict(zip(columns, cells)) for cells in table(page, "features")}
     assert features["nearby"]["switch"][0] == "disabled" and features["nearby"]["minAppVersion"][0] == "5.2"
     assert features["trip-log"]["switch"][0] == "on"
+    # The chart of decisions says the same: every device off by the operator's switch.
+    decisions = page.get_attribute("section:has(table#features) svg[role=img]", "aria-label")
+    assert f"nearby: enabled 0, disabledByOperator {len(DEVICES)}" in decisions, decisions
     page.screenshot(path=os.path.join(SHOTS, "features-kill-switch.png"), full_page=True)
     with page.expect_navigation():
         page.click("#switches li[data-feature='nearby'] button")

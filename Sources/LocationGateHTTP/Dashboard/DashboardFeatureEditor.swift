@@ -195,8 +195,9 @@ extension DashboardRoutes {
                      .text(change.byPlatform.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")),
                      .text(change.sample.map { "\($0.userId)/\($0.deviceId)" }.joined(separator: ", "))]
                 })
-            let bars = preview.changes.map { (label: "\(describe($0.from)) → \(describe($0.to))", value: Double($0.devices)) }
-            sections.append(.init(chart: bars.isEmpty ? .empty : SVGChart.bars(bars, format: { String(Int($0)) }), table: table))
+            let bars = preview.changes.map { SVGChart.BarGroup(label: "\(describe($0.from)) → \(describe($0.to))", values: [Double($0.devices)]) }
+            let chart = SVGChart.bars("Devices whose decision saving would change", series: ["devices"], groups: bars, format: SVGChart.count)
+            sections.append(.init(chart: bars.isEmpty ? .empty : chart, table: table))
         }
         return DashboardPage(
             template: .feature, title: isNew ? "New feature" : "Feature", active: "/dashboard/features", filters: nil,

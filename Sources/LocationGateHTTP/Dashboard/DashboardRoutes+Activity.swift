@@ -27,16 +27,17 @@ extension DashboardRoutes {
         }
     }
 
-    /// One entry as a row: who made the change as words, the details as `name: value` pairs
-    /// in name order.
+    /// One entry as a row: who made the change as words, the details as named fields in name
+    /// order (one a line on the page, `name: value, name: value` in the CSV).
     static func activityRow(_ entry: AuditEntry) -> [DashboardTable.Cell] {
         let actor: String
         switch entry.actor {
         case .key(let id): actor = "key \(id.uuidString.lowercased())"
         case .adminToken: actor = "admin token"
         case .cli: actor = "command line"
+        case .guard: actor = "experiment guard"
         }
-        let details = entry.details.keys.sorted().map { name in "\(name): \(entry.details[name]?.text ?? "")" }
-        return [.text(entry.at), .text(entry.action), .text(actor), .text(entry.target ?? ""), .text(details.joined(separator: ", "))]
+        let details = entry.details.keys.sorted().map { name in (name: name, text: entry.details[name]?.text ?? "") }
+        return [.text(entry.at), .text(entry.action), .text(actor), .text(entry.target ?? ""), .fields(details)]
     }
 }

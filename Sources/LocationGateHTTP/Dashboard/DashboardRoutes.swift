@@ -202,6 +202,8 @@ struct DashboardRoutes {
 
     // MARK: - Pages
 
+    /// SPEC §8: each page draws its figures first (`DashboardCharts`), then has them as a
+    /// table with its CSV link.
     @Sendable func overview(_ request: Request, context: AppRequestContext) async throws -> Response {
         try await page(request, context) { identity, filters in
             let statuses = try await analytics(.statuses, identity, filters, groupBy: [])
@@ -211,19 +213,10 @@ struct DashboardRoutes {
             let statusTable = DashboardTable.analytics(id: "statuses", title: "Devices by status", rows: statuses)
             let promptTable = DashboardTable.analytics(id: "prompts", title: "Grant and Always rates per prompt", rows: prompts)
             let trendTable = DashboardTable.analytics(id: "trend", title: "Trend by \(period.rawValue)", rows: trend)
-            let periods = Array(Set(trend.compactMap { Self.string($0, period.rawValue) })).sorted()
-            let kinds = Prompt.allCases.map(\.rawValue).filter { kind in trend.contains { Self.string($0, "prompt") == kind } }
-            let series = kinds.map { kind in
-                (name: "\(kind) grant rate", values: periods.map { day in
-                    trend.first { Self.string($0, period.rawValue) == day && Self.string($0, "prompt") == kind }.flatMap { Self.number($0, "grantRate") }
-                })
-            }
             return DashboardPage(template: .overview, title: "Overview", active: "/dashboard", filters: filters, groupChoices: ["day", "week"], sections: [
-                .init(chart: SVGChart.bars(statuses.map { (Self.string($0, "status") ?? "", Self.number($0, "count") ?? 0) }, format: { String(Int($0)) }),
-                      table: statusTable),
-                .init(chart: SVGChart.bars(prompts.map { (Self.string($0, "prompt") ?? "", Self.number($0, "grantRate") ?? 0) }, maximum: 1,
-                                           format: { String(format: "%.1f%%", $0 * 100) }), table: promptTable),
-                .init(chart: SVGChart.lines(xs: periods, series: series, maximum: 1), table: trendTable),
+                .init(chart: DashboardCharts.statuses(statuses), table: statusTable),
+                .init(chart: DashboardCharts.promptRates(prompts), table: promptTable),
+                .init(chart: DashboardCharts.promptTrend(trend, period: period), table: trendTable),
             ])
         }
     }
@@ -233,13 +226,9 @@ struct DashboardRoutes {
             let groupBy = filters.groupBy.isEmpty ? [AnalyticsQuery.Dimension.platform] : filters.groupBy
             let rows = try await analytics(.prompts, identity, filters, groupBy: groupBy)
             let table = DashboardTable.analytics(id: "prompts", title: "Prompts by \(groupBy.map(\.rawValue).joined(separator: ", "))", rows: rows)
-            let bars = rows.map { row in
-                (label: (groupBy.map { Self.text(row, $0.rawValue) } + [Self.string(row, "prompt") ?? ""]).joined(separator: " · "),
-                 value: Self.number(row, "grantRate") ?? 0)
-            }
             return DashboardPage(template: .prompts, title: "Prompts", active: "/dashboard/prompts", filters: filters,
                                  groupChoices: ["platform", "osMajor", "appVersion", "day", "week"], sections: [
-                .init(chart: SVGChart.bars(bars, maximum: 1, format: { String(format: "%.1f%% granted", $0 * 100) }), table: table),
+                .init(chart: DashboardCharts.promptChoices(rows, groupBy: groupBy), table: table),
             ])
         }
     }
@@ -248,11 +237,10 @@ struct DashboardRoutes {
         try await page(request, context) { identity, filters in
             let rows = try await analytics(.escalations, identity, filters, groupBy: filters.groupBy)
             let table = DashboardTable.analytics(id: "escalations", title: "Escalation", rows: rows)
-            let steps = ["reachedWhenInUse", "askedAlways", "provisional", "provisionalToPermanent", "permanentAlways", "effectiveAlways"]
-            let funnel = steps.map { step in (label: step, value: rows.reduce(0) { $0 + (Self.number($1, step) ?? 0) }) }
+            let chart = DashboardCharts.funnel("Escalation funnel, every group together", rows, steps: DashboardCharts.escalationSteps)
             return DashboardPage(template: .escalation, title: "Escalation funnel", active: "/dashboard/escalation", filters: filters,
                                  groupChoices: ["platform", "osMajor", "appVersion", "day", "week"], sections: [
-                .init(chart: SVGChart.bars(funnel, format: { String(Int($0)) }), table: table),
+                .init(chart: chart, table: table),
             ])
         }
     }
@@ -263,11 +251,10 @@ struct DashboardRoutes {
         try await page(request, context) { identity, filters in
             let rows = try await analytics(.locationButton, identity, filters, groupBy: filters.groupBy)
             let table = DashboardTable.analytics(id: "location-button", title: "Location button", rows: rows)
-            let steps = ["sessions", "results", "prompted", "direct", "alreadyGranted", "denied", "blocked", "notGrantable", "failures"]
-            let funnel = steps.map { step in (label: step, value: rows.reduce(0) { $0 + (Self.number($1, step) ?? 0) }) }
+            let chart = DashboardCharts.funnel("Location button funnel, every group together", rows, steps: DashboardCharts.locationButtonSteps)
             return DashboardPage(template: .locationButton, title: "Location button (Android 17)", active: "/dashboard/location-button",
                                  filters: filters, groupChoices: ["platform", "osMajor", "appVersion", "day", "week"], sections: [
-                .init(chart: SVGChart.bars(funnel, format: { String(Int($0)) }), table: table),
+                .init(chart: chart, table: table),
             ])
         }
     }
@@ -277,15 +264,9 @@ struct DashboardRoutes {
             let groupBy = filters.groupBy.isEmpty ? [AnalyticsQuery.Dimension.day] : filters.groupBy
             let rows = try await analytics(.settings, identity, filters, groupBy: groupBy)
             let table = DashboardTable.analytics(id: "settings", title: "Settings changes", rows: rows)
-            var bars: [(label: String, value: Double)] = []
-            for row in rows {
-                let label = groupBy.map { Self.text(row, $0.rawValue) }.joined(separator: " · ")
-                bars.append(("\(label) up", Self.number(row, "upgrades") ?? 0))
-                bars.append(("\(label) down", Self.number(row, "downgrades") ?? 0))
-            }
             return DashboardPage(template: .settings, title: "Settings changes", active: "/dashboard/settings", filters: filters,
                                  groupChoices: ["day", "week", "platform", "osMajor", "appVersion"], sections: [
-                .init(chart: SVGChart.bars(bars, format: { String(Int($0)) }), table: table),
+                .init(chart: DashboardCharts.settingsChanges(rows, groupBy: groupBy), table: table),
             ])
         }
     }
@@ -302,9 +283,8 @@ struct DashboardRoutes {
                      .text(item.actions.prefix(3).map { "\($0.0.rawValue) \($0.1)" }.joined(separator: ", ")),
                      .text(item.feature.disabled ? "disabled" : "on"), .text(item.feature.minAppVersion?.text ?? "")]
                 })
-            let bars = coverage.map { (label: $0.feature.key, value: $0.devices == 0 ? 0 : Double($0.enabled) / Double($0.devices)) }
             return DashboardPage(template: .features, title: "Features", active: "/dashboard/features", filters: nil, groupChoices: [], sections: [
-                .init(chart: SVGChart.bars(bars, maximum: 1, format: { String(format: "%.1f%% enabled", $0 * 100) }), table: table),
+                .init(chart: DashboardCharts.featureDecisions(coverage), table: table),
             ], catalog: DashboardPage.Catalog(coverage.map(\.feature), canEdit: identity.scope == .admin))
         }
     }
@@ -328,24 +308,8 @@ struct DashboardRoutes {
             }
             let key = StreamKey(appID: identity.appID, userID: user, deviceID: device)
             let timeline = try await service.timeline(key)
-            let featureKeys = timeline.steps.first?.decisions.map(\.feature) ?? []
-            let rows = timeline.steps.map { step -> [DashboardTable.Cell] in
-                let entry = step.entry
-                let effects = entry.effects.map(Self.describe).joined(separator: "; ")
-                let inferred = entry.effects.contains {
-                    switch $0 {
-                    case .answerInferred, .answerCorrected: true
-                    default: false
-                    }
-                }
-                let effectsCell: DashboardTable.Cell = inferred ? .marked(effects) : .text(effects)
-                return [.count(Double(entry.version)), .text(entry.occurredAt), .text(entry.type), .text(Self.json(entry.data)),
-                        effectsCell, .text("\(entry.before.status.rawValue) → \(entry.after.status.rawValue)")]
-                    + step.decisions.map { .text($0.enabled ? "on" : "off (\($0.reason.rawValue))") }
-            }
-            let table = DashboardTable(id: "timeline", title: "Timeline",
-                                       columns: ["version", "occurredAt", "type", "data", "effects", "status"] + featureKeys, rows: rows)
-            var sections = [DashboardPage.Section(chart: .empty, table: table)]
+            let table = Self.timelineTable(timeline.steps)
+            var sections = [DashboardPage.Section(chart: DashboardCharts.deviceStatus(timeline.steps), table: table)]
             let versionText = request.uri.queryParameters.get("version")
             let version = versionText.flatMap(Int64.init) ?? Int64(timeline.steps.count)
             if version > 0 {
@@ -372,6 +336,35 @@ struct DashboardRoutes {
                 template: .device, title: "Device", active: "", filters: nil, groupChoices: [], sections: sections,
                 device: DashboardPage.Device(userID: user, deviceID: device, truncated: timeline.truncated, versions: versions))
         }
+    }
+
+    /// SPEC §8: the device's timeline, an event a row: its version and time, the event in
+    /// words with its type under it, its data as named fields (never raw JSON), its effects
+    /// (inferred answers marked, O2), the status before and after it, and each feature's
+    /// decision after it as named fields.
+    static func timelineTable(_ steps: [DeviceTimeline.Step]) -> DashboardTable {
+        let rows = steps.map { step -> [DashboardTable.Cell] in
+            let entry = step.entry
+            let effects = entry.effects.map(Self.describe).joined(separator: "; ")
+            let inferred = entry.effects.contains {
+                switch $0 {
+                case .answerInferred, .answerCorrected: true
+                default: false
+                }
+            }
+            let effectsCell: DashboardTable.Cell = inferred ? .marked(effects) : .text(effects)
+            let decisions = step.decisions.map { decision -> (name: String, text: String) in
+                (name: decision.feature, text: decision.enabled ? "on" : "off (\(decision.reason.rawValue))")
+            }
+            return [
+                .count(Double(entry.version)), .text(entry.occurredAt),
+                .described(EventInWords.sentence(type: entry.type, data: entry.data), code: entry.type),
+                .fields(EventInWords.fields(entry.data)), effectsCell,
+                .text("\(entry.before.status.rawValue) → \(entry.after.status.rawValue)"), .fields(decisions),
+            ]
+        }
+        return DashboardTable(id: "timeline", title: "Timeline",
+                              columns: ["version", "occurredAt", "event", "data", "effects", "status", "decisions"], rows: rows)
     }
 
     /// SPEC §11 on the device page: the sessions held, the background activity and the
@@ -420,24 +413,6 @@ struct DashboardRoutes {
         return try await service.analytics(query)
     }
 
-    static func value(_ row: AnalyticsQuery.Row, _ name: String) -> JSONNode? { row.first { $0.0 == name }?.1 }
-    static func string(_ row: AnalyticsQuery.Row, _ name: String) -> String? {
-        if case .string(let text)? = value(row, name) { return text }
-        return nil
-    }
-    static func number(_ row: AnalyticsQuery.Row, _ name: String) -> Double? {
-        if case .number(let number)? = value(row, name) { return number }
-        return nil
-    }
-    /// A group field as text, whatever its JSON type.
-    static func text(_ row: AnalyticsQuery.Row, _ name: String) -> String {
-        switch value(row, name) {
-        case .string(let text)?: text
-        case .number(let number)?: String(Int64(number))
-        default: ""
-        }
-    }
-
     static func describe(_ effect: Effect) -> String {
         switch effect {
         case .promptShown(let prompt): "prompt \(prompt.rawValue) shown"
@@ -452,12 +427,6 @@ struct DashboardRoutes {
         case .sessionChanged(let session, let active): "session \(session) \(active ? "active" : "inactive or ended")"
         case .reset(let reason): "permission state reset (\(reason.rawValue))"
         }
-    }
-
-    static func json(_ value: JSONNode) -> String {
-        var writer = JSONWriter()
-        writer.node(value, sortedKeys: true)
-        return writer.text
     }
 }
 

@@ -5,13 +5,32 @@ import LocationGateService
 /// A table as a dashboard page shows it and as its CSV link downloads it. Numbers keep the
 /// analytics API's exact value (in `data-value` and in the CSV); the page shows rates as
 /// percentages. Cells are text: `table.mustache` escapes each one.
+///
+/// SPEC §8: no table runs wider than its card, so what would be many narrow columns is folded
+/// into one cell: a prompt's choices are one cell of named counts ("allowWhileUsing 120 ·
+/// allowOnce 30"), each with its exact value, and the CSV spreads them back into a column each
+/// (`choices:allowOnce`); an event's data is one cell of named fields, one a line.
 struct DashboardTable {
     struct Cell {
+        /// One named part of a cell: a choice with its count, an event's data field.
+        struct Part {
+            var name: String
+            var text: String
+            /// The exact number of a count; nil for a field.
+            var value: String? = nil
+        }
+
         var text: String
         /// The exact number, as the API gives it; nil for text.
         var value: String?
         /// Shown marked (an inferred answer or its correction, O2).
         var marked = false
+        /// Named counts folded into this cell (a prompt's choices).
+        var counts: [Part] = []
+        /// Named fields shown one a line (an event's data, the decisions after it).
+        var fields: [Part] = []
+        /// An API name shown under the text (an event's type under its sentence).
+        var code: String? = nil
 
         static func text(_ text: String) -> Cell { Cell(text: text) }
         static func marked(_ text: String) -> Cell { Cell(text: text, marked: true) }
@@ -20,6 +39,22 @@ struct DashboardTable {
             guard let value else { return Cell(text: "–", value: "") }
             return Cell(text: String(format: "%.1f%%", value * 100), value: "\(value)")
         }
+
+        /// Counts folded into one cell, in the order given; its text (and its CSV without
+        /// the spreading) "name count · name count".
+        static func counts(_ parts: [(name: String, count: Double)]) -> Cell {
+            let folded = parts.map { Part(name: $0.name, text: SVGChart.count($0.count), value: SVGChart.count($0.count)) }
+            return Cell(text: folded.map { "\($0.name) \($0.text)" }.joined(separator: " · "), counts: folded)
+        }
+
+        /// Named fields in one cell; its text (and CSV) "name: value, name: value".
+        static func fields(_ parts: [(name: String, text: String)]) -> Cell {
+            Cell(text: parts.map { "\($0.name): \($0.text)" }.joined(separator: ", "),
+                 fields: parts.map { Part(name: $0.name, text: $0.text) })
+        }
+
+        /// A sentence with the API name it stands for under it (an event and its type).
+        static func described(_ words: String, code: String) -> Cell { Cell(text: words, code: code) }
     }
 
     var id: String
@@ -32,8 +67,13 @@ struct DashboardTable {
         View(
             id: id, title: title, csvHref: csvHref, columns: columns,
             rows: rows.map { row in
-                View.Row(cells: row.map { cell in
-                    View.Cell(text: cell.text, value: cell.value ?? "", isNumber: cell.value != nil, marked: cell.marked)
+                View.Row(cells: row.map { cell -> View.Cell in
+                    let counts = cell.counts.map { View.Part(name: $0.name, text: $0.text, value: $0.value ?? "") }
+                    let fields = cell.fields.map { View.Part(name: $0.name, text: $0.text, value: $0.value ?? "") }
+                    return View.Cell(
+                        text: cell.text, value: cell.value ?? "", isNumber: cell.value != nil, marked: cell.marked,
+                        isPlain: counts.isEmpty && fields.isEmpty, hasCounts: !counts.isEmpty, counts: counts,
+                        hasFields: !fields.isEmpty, fields: fields, hasCode: cell.code != nil, code: cell.code ?? "")
                 })
             },
             columnCount: max(1, columns.count))
@@ -42,12 +82,27 @@ struct DashboardTable {
     /// The view model of `table.mustache`. Nothing in it is optional: a name Mustache does not
     /// find on the innermost object is looked for on the objects around it.
     struct View {
+        struct Part {
+            var name: String
+            var text: String
+            /// The exact number of a count (`data-value`); empty for a field.
+            var value: String
+        }
+
         struct Cell {
             var text: String
             /// The exact number for `data-value`; empty for text.
             var value: String
             var isNumber: Bool
             var marked: Bool
+            /// Text alone (with `code` under it when `hasCode`): no counts and no fields.
+            var isPlain: Bool
+            var hasCounts: Bool
+            var counts: [Part]
+            var hasFields: Bool
+            var fields: [Part]
+            var hasCode: Bool
+            var code: String
         }
 
         struct Row {
@@ -64,48 +119,51 @@ struct DashboardTable {
     }
 
     /// The CSV download: a header row, then the rows with exact numbers, lines ended with CRLF
-    /// (`CSV`).
+    /// (`CSV`). A column of folded counts is spread into a column per name, in name order
+    /// (`choices:allowOnce`), 0 where a row lacks the name.
     var csv: String {
-        CSV.write(
-            header: columns,
-            rows: rows.map { row in row.map { cell in cell.value.map(CSV.Field.number) ?? .text(cell.text) } },
-            lineEnding: .crlf)
+        let spread: [[String]] = columns.indices.map { index in
+            var names = Set<String>()
+            for row in rows where index < row.count {
+                for part in row[index].counts { names.insert(part.name) }
+            }
+            return names.sorted()
+        }
+        let header = columns.indices.flatMap { index in
+            spread[index].isEmpty ? [columns[index]] : spread[index].map { "\(columns[index]):\($0)" }
+        }
+        let body = rows.map { row in
+            row.enumerated().flatMap { index, cell -> [CSV.Field] in
+                let names = index < spread.count ? spread[index] : []
+                guard !names.isEmpty else { return [cell.value.map(CSV.Field.number) ?? .text(cell.text)] }
+                return names.map { name in CSV.Field.number(cell.counts.first { $0.name == name }?.value ?? "0") }
+            }
+        }
+        return CSV.write(header: header, rows: body, lineEnding: .crlf)
     }
 
     /// Analytics rows as a table: group fields and counts as they come, rates as rates, and a
-    /// prompt's `choices` map spread into one column per choice (`choice:allowOnce`).
+    /// prompt's `choices` map folded into one cell of counts (`DashboardCharts.counts` orders
+    /// them as the prompt offers them).
     static func analytics(id: String, title: String, rows: [AnalyticsQuery.Row]) -> DashboardTable {
         var columns: [String] = []
-        var choiceNames: [String] = []
         for row in rows {
-            for (name, value) in row {
-                if case .object(let choices) = value {
-                    for choice in choices.map(\.key).sorted() where !choiceNames.contains(choice) { choiceNames.append(choice) }
-                } else if !columns.contains(name) {
-                    columns.append(name)
-                }
-            }
+            for (name, _) in row where !columns.contains(name) { columns.append(name) }
         }
         let rateColumns: Set<String> = ["grantRate", "alwaysRate"]
         let body = rows.map { row -> [Cell] in
             let values = Dictionary(row, uniquingKeysWith: { first, _ in first })
-            var cells = columns.map { name -> Cell in
+            return columns.map { name -> Cell in
                 switch values[name] {
                 case .number(let number)?: return rateColumns.contains(name) ? .rate(number) : .count(number)
                 case .null?, nil: return rateColumns.contains(name) ? .rate(nil) : .text("")
                 case .string(let text)?: return .text(text)
                 case .bool(let flag)?: return .text(flag ? "true" : "false")
-                default: return .text("")
+                case .object(let members)?: return .counts(DashboardCharts.counts(members))
+                case .array?: return .text("")
                 }
             }
-            if let choices = values["choices"], case .object = choices {
-                cells += choiceNames.map { name in
-                    if case .number(let count)? = choices[name] { return .count(count) }
-                    return .count(0)
-                }
-            }
-            return cells
         }
-        return DashboardTable(id: id, title: title, columns: columns + choiceNames.map { "choice:\($0)" }, rows: body)
+        return DashboardTable(id: id, title: title, columns: columns, rows: body)
     }
 }

@@ -23,8 +23,10 @@ enum EmbeddedTemplates {
         (
             name: "device.mustache",
             text: #"""
-{{! A device (DashboardPage.View with its Device): the timeline, the state as of a version with
-    its service sessions and diagnostics, then who it is and the versions to see it as of. }}
+{{! A device (DashboardPage.View with its Device): its status over time as bands with its
+    prompts marked, above the timeline (each event in words with its data as named fields and
+    the decisions after it), the state as of a version with its service sessions and
+    diagnostics, then who it is and the versions to see it as of. }}
 {{<layout}}
 {{$content}}
 {{#sections}}{{>section}}{{/sections}}
@@ -84,7 +86,8 @@ enum EmbeddedTemplates {
         (
             name: "features.mustache",
             text: #"""
-{{! Features (DashboardPage.View): devices with each feature enabled now, chart and table; no
+{{! Features (DashboardPage.View): each feature's devices now as a stacked bar (enabled, then
+    the others by reason), and the table; no
     time filters (the catalog and the devices as they are). Then each feature's kill switch, a
     POST form one click away, and its editor's link (DashboardPage.Catalog, SPEC §15): shown to
     an admin key's session, which alone may change the catalog. }}
@@ -126,7 +129,9 @@ enum EmbeddedTemplates {
 {{! The document around every page: its head and styles (inline: the Content-Security-Policy
     allows nothing from outside and no script), the header with the navigation and the sign-out
     form once signed in, and the page's own markup in the block named content. Every page
-    template starts with the layout and fills that block. }}
+    template starts with the layout and fills that block. A chart (svg.chart) is as wide as its
+    box up to 34rem, its viewBox scaled to it; a table too wide for its box scrolls inside its
+    .scroll box, never the page. }}
 <!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{layout.title}} · LocationGate</title>
@@ -138,7 +143,9 @@ main{max-width:70rem;margin:0 auto;padding:1rem}h1{font-size:1.4rem;margin:.2rem
 section{background:#fff;border:1px solid #dde2e8;border-radius:6px;padding:.8rem;margin-bottom:1rem;min-width:0}
 .scroll{overflow-x:auto;max-width:100%}table{border-collapse:collapse;font-size:.85rem;min-width:100%}
 th,td{border-bottom:1px solid #e5e9ee;padding:.3rem .5rem;text-align:left;vertical-align:top}
-td.n{text-align:right;font-variant-numeric:tabular-nums}svg{display:block;width:100%;height:auto;max-width:46rem}
+td.n{text-align:right;font-variant-numeric:tabular-nums}td{overflow-wrap:break-word}td code{color:#5c6878}
+svg.chart{display:block;width:100%;height:auto;max-width:34rem;margin:0 0 .4rem}.part{white-space:nowrap}
+dl.fields{margin:0}dl.fields dt,dl.fields dd{display:inline;margin:0}dl.fields dt{color:#5c6878}dl.fields dd{overflow-wrap:anywhere}
 form.filters{display:flex;flex-wrap:wrap;gap:.5rem;align-items:end;margin-bottom:1rem}
 form.filters label{display:flex;flex-direction:column;font-size:.8rem}input,select,button{font:inherit;max-width:100%}
 .csv{font-size:.8rem}.muted{color:#667085}.inferred{color:#8a4b00;font-weight:600}.error{color:#b42318}
@@ -179,8 +186,9 @@ code{font-size:.8rem;word-break:break-all}.editor label{display:block;margin:.45
         (
             name: "overview.mustache",
             text: #"""
-{{! The overview (DashboardPage.View): the filters, devices by status, grant and Always rates per
-    prompt, the trend, and the device search. }}
+{{! The overview (DashboardPage.View): the filters, devices by status (a stacked bar), grant and
+    Always rates per prompt (bars), the trend (a line per prompt), each with its table, and the
+    device search. }}
 {{<layout}}
 {{$content}}
 {{#filters}}{{>filters}}{{/filters}}
@@ -196,7 +204,8 @@ code{font-size:.8rem;word-break:break-all}.editor label{display:block;margin:.45
         (
             name: "prompts.mustache",
             text: #"""
-{{! Prompts (DashboardPage.View): the filters, then prompts grouped as the filters say, chart and table. }}
+{{! Prompts (DashboardPage.View): the filters, then a stacked bar of choices per prompt (per
+    group when grouped), and the table with the choices folded into one cell. }}
 {{<layout}}
 {{$content}}
 {{#filters}}{{>filters}}{{/filters}}
@@ -219,7 +228,8 @@ code{font-size:.8rem;word-break:break-all}.editor label{display:block;margin:.45
         (
             name: "settings.mustache",
             text: #"""
-{{! Settings (DashboardPage.View): the filters, then Settings changes, chart and table. }}
+{{! Settings (DashboardPage.View): the filters, then Settings changes (upgrades and downgrades
+    over time, or per group), chart and table. }}
 {{<layout}}
 {{$content}}
 {{#filters}}{{>filters}}{{/filters}}
@@ -247,11 +257,13 @@ code{font-size:.8rem;word-break:break-all}.editor label{display:block;margin:.45
             name: "table.mustache",
             text: #"""
 {{! A table (DashboardTable.View) with its CSV link. A number keeps the analytics API's exact
-    value in data-value; a marked cell is an inferred answer. Cells hold no markup: every text
-    is escaped here, whatever a client sent. }}
+    value in data-value; a marked cell is an inferred answer; a cell of counts (a prompt's
+    choices) names each with its exact value in data-value; a cell of fields (an event's data)
+    is a definition list. Cells hold no markup: every text is escaped here, whatever a client
+    sent. The table scrolls inside its own box when it cannot fold to the box's width. }}
 <h2>{{title}}</h2><p class="csv"><a href="{{csvHref}}">CSV</a></p><div class="scroll"><table id="{{id}}"><thead><tr>{{#columns}}<th>{{.}}</th>{{/columns}}</tr></thead><tbody>
 {{#rows}}
-<tr>{{#cells}}{{#isNumber}}<td class="n" data-value="{{value}}">{{text}}</td>{{/isNumber}}{{^isNumber}}<td>{{#marked}}<span class="inferred">{{text}}</span>{{/marked}}{{^marked}}{{text}}{{/marked}}</td>{{/isNumber}}{{/cells}}</tr>
+<tr>{{#cells}}{{#isNumber}}<td class="n" data-value="{{value}}">{{text}}</td>{{/isNumber}}{{^isNumber}}<td>{{#isPlain}}{{#marked}}<span class="inferred">{{text}}</span>{{/marked}}{{^marked}}{{text}}{{/marked}}{{#hasCode}}<br><code>{{code}}</code>{{/hasCode}}{{/isPlain}}{{#hasCounts}}{{#counts}}<span class="part" data-name="{{name}}" data-value="{{value}}">{{name}} {{text}}</span>{{^last()}} · {{/last()}}{{/counts}}{{/hasCounts}}{{#hasFields}}<dl class="fields">{{#fields}}<div><dt>{{name}}:</dt> <dd>{{text}}</dd></div>{{/fields}}</dl>{{/hasFields}}</td>{{/isNumber}}{{/cells}}</tr>
 {{/rows}}
 {{^rows}}
 <tr><td colspan="{{columnCount}}" class="muted">No data for these filters.</td></tr>

@@ -52,6 +52,21 @@ enum ConfigurationBody {
         nullable: ["minAppVersion"])
     /// `POST /v1/gates/query`: `{"devices": [{"userId", "deviceId"}], "features"}`.
     static let gateQuery = Shape(["features"], nested: ["devices": ["userId", "deviceId"]])
+    /// `PUT /v1/experiments/{key}` (SPEC §16): `{"description", "prompt", "variants": [{"key",
+    /// "weight"}], "control", "eligible": {"platforms", "statuses", "minAppVersion"}, "guard":
+    /// {"maxDrop", "minAnswered"}}`; `null` where GET shows one: `guard`, and each condition of
+    /// `eligible`. The values are `ExperimentDefinition`'s to check.
+    static let experiment = Shape(
+        ["description", "prompt", "control"],
+        nested: [
+            "variants": ["key", "weight"],
+            "eligible": Shape(["platforms", "statuses", "minAppVersion"], nullable: ["platforms", "statuses", "minAppVersion"]),
+            "guard": ["maxDrop", "minAnswered"],
+        ],
+        nullable: ["guard"])
+    /// `POST /v1/experiments/{key}/stop`: `{"winner"}`, optional; `null` (as GET shows a
+    /// running experiment's winner) or left out, the control.
+    static let experimentStop = Shape(["winner"], nullable: ["winner"])
 
     /// Decodes `type` from `data` after checking its members against `shape`.
     static func decode<Value: Decodable>(_ type: Value.Type, from data: Data, shape: Shape) throws(APIError) -> Value {

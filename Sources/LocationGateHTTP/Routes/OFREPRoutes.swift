@@ -6,12 +6,14 @@ import LocationGateJSON
 import LocationGateService
 
 /// OpenFeature Remote Evaluation Protocol (OFREP 0.3), for read and admin keys: each feature is
-/// a boolean flag. `targetingKey` is the user id; `deviceId` in the context picks one device,
-/// without it the flag is evaluated at the user level (enabled when any device enables it).
-/// The evaluations and their ETag are the service's OFREP face (`OFREPEvaluating`); this reads
-/// the context and writes the answers.
+/// a boolean flag, each experiment (SPEC §16) a string flag whose value is the variant's key.
+/// `targetingKey` is the user id; `deviceId` in the context picks one device, without it a
+/// feature is evaluated at the user level (enabled when any device enables it) and an
+/// experiment answers its control (or winner) and exposes no one. The evaluations and their
+/// ETag are `OFREPFlags` (the service's OFREP and experiments faces); this reads the context
+/// and writes the answers.
 struct OFREPRoutes {
-    let ofrep: any OFREPEvaluating
+    let flags: OFREPFlags
     let streams: StreamRegistry
 
     /// Added to the `/ofrep/v1` area, whose `OFREPErrorMiddleware` gives every error (these
@@ -29,7 +31,7 @@ struct OFREPRoutes {
         let identity = try context.caller()
         var request = request
         let target = try await Self.target(from: &request)
-        guard let evaluation = try await ofrep.evaluateFlag(appID: identity.appID, key: flag, target: target) else {
+        guard let evaluation = try await flags.evaluateFlag(appID: identity.appID, key: flag, target: target) else {
             throw OFREPError.Failure(code: "FLAG_NOT_FOUND", details: "no flag \(flag.prefix(128))", status: .notFound)
         }
         var writer = JSONWriter()
@@ -41,14 +43,14 @@ struct OFREPRoutes {
         let identity = try context.caller()
         var request = request
         let target = try await Self.target(from: &request)
-        let bulk = try await ofrep.evaluateFlags(appID: identity.appID, target: target)
+        let bulk = try await flags.evaluateFlags(appID: identity.appID, target: target)
         if let match = request.headers[.ifNoneMatch], match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == bulk.etag }) {
             return Response(status: .notModified, headers: [.eTag: bulk.etag])
         }
         // ADR-0008: where to listen for changes instead of polling (SPEC §5). The body is the
         // bulk evaluation with `eventStreams` beside `flags`, keys in byte order as in every
         // body; the ETag stays the hash of the evaluation alone, which the stream compares.
-        var writer = JSONWriter(capacity: bulk.bytes.count + 256)
+        var writer = JSONWriter(capacity: 256 + (bulk.features.count + bulk.experiments.count) * 160)
         writer.objectStart()
         writer.key("eventStreams")
         writer.arrayStart()
@@ -59,7 +61,7 @@ struct OFREPRoutes {
         writer.objectEnd()
         writer.arrayEnd()
         writer.key("flags")
-        BulkEvaluation.writeFlags(bulk.flags, to: &writer)
+        bulk.writeFlags(to: &writer)
         writer.objectEnd()
         return JSONResponse.make(.ok, data: writer.bytes, headers: [.eTag: bulk.etag])
     }

@@ -7,12 +7,12 @@ import LocationGateService
 
 /// OFREP event streams (ADR-0008, SPEC §5: `GET /ofrep/v1/event-streams`), for read and admin
 /// keys: `refetchEvaluation` at once and whenever the context's bulk evaluation changes (its
-/// ETag, from the service's OFREP face, `OFREPEvaluating`), on the change hints of the user
+/// ETag, from `OFREPFlags`: the features and the experiments), on the change hints of the user
 /// (`ChangeHints`); while the hints are not followed it polls on a schedule of its own
 /// (`OutagePolling`). Every evaluation goes through the registry's `StreamReads`, as the
 /// change feed's reads do.
 struct OFREPStreamRoutes {
-    let ofrep: any OFREPEvaluating
+    let flags: OFREPFlags
     let hints: any ChangeHints
     let streams: StreamRegistry
 
@@ -40,14 +40,14 @@ struct OFREPStreamRoutes {
         }
         let slot = try streams.open(identity.appID, for: request)
         let target = OFREPTarget(userID: user, deviceID: device)
-        let ofrep = self.ofrep
+        let flags = self.flags
         let hints = self.hints
         let reads = streams.reads
         let inactivity = streams.inactivity
         let appID = identity.appID
         return ServerSentEvents.response(registry: streams, slot: slot) { sink in
             await Self.produceRefetches(
-                ofrep: ofrep, hints: hints, reads: reads, appID: appID, target: target, inactivity: inactivity, to: sink)
+                flags: flags, hints: hints, reads: reads, appID: appID, target: target, inactivity: inactivity, to: sink)
         }
     }
 
@@ -55,7 +55,7 @@ struct OFREPStreamRoutes {
     /// after `inactivity` without one. False when the reader was too slow. Each evaluation is
     /// read within `reads`, the streams' share of the database.
     static func produceRefetches(
-        ofrep: any OFREPEvaluating, hints: any ChangeHints, reads: StreamReads, appID: UUID, target: OFREPTarget,
+        flags: OFREPFlags, hints: any ChangeHints, reads: StreamReads, appID: UUID, target: OFREPTarget,
         inactivity: Duration, to sink: ServerSentEvents.Sink
     ) async -> Bool {
         let subscription = hints.subscribe(appID: appID, userID: target.userID)
@@ -69,7 +69,7 @@ struct OFREPStreamRoutes {
             return sink.send(id: nil, data: message.text)
         }
         func evaluate() async -> String? {
-            try? await reads.run(appID: appID) { try await ofrep.evaluateFlags(appID: appID, target: target).etag }
+            try? await reads.run(appID: appID) { try await flags.evaluateFlags(appID: appID, target: target).etag }
         }
         var etag = await evaluate() ?? ""
         // A (re)connect is told at once: it may have missed changes.

@@ -29,15 +29,24 @@ public enum AuditAction: String, Sendable, Hashable, CaseIterable, Encodable {
     case dashboardSignIn
     /// A dashboard session ended at sign-out; the actor and the target are the session's key.
     case dashboardSignOut
+    /// An experiment created or replaced (SPEC §16); the target is its key, details `created`.
+    case experimentPut
+    /// An experiment stopped; the target is its key. By an operator: details `winner`; by the
+    /// guard (actor `{"guard": true}`): `variant`, `controlRate`, `variantRate` and `p`.
+    case experimentStopped
+    /// An experiment removed with its exposures and results; the target is its key.
+    case experimentDeleted
 }
 
-/// A value of an entry's `details`: text, a whole number, a flag, null, or an array or object
-/// of these (a feature's `services`; `changes`' `{FIELD: {"from", "to"}}`). Details say what a
+/// A value of an entry's `details`: text, a whole number, another number (the guard's rates and
+/// p, SPEC §16), a flag, null, or an array or object of these (a feature's `services`; `changes`' `{FIELD: {"from", "to"}}`). Details say what a
 /// change was (a key's scope, a retention's days, a feature's fields before and after), never
 /// whom it concerned.
 public enum AuditDetail: Sendable, Hashable, Codable {
     case string(String)
     case int(Int)
+    /// A number with a fraction; a whole number is `int`.
+    case number(Double)
     case bool(Bool)
     case null
     case array([AuditDetail])
@@ -51,6 +60,8 @@ public enum AuditDetail: Sendable, Hashable, Codable {
             self = .bool(flag)
         } else if let number = try? container.decode(Int.self) {
             self = .int(number)
+        } else if let number = try? container.decode(Double.self) {
+            self = .number(number)
         } else if let text = try? container.decode(String.self) {
             self = .string(text)
         } else if let items = try? container.decode([AuditDetail].self) {
@@ -65,6 +76,7 @@ public enum AuditDetail: Sendable, Hashable, Codable {
         switch self {
         case .string(let text): try container.encode(text)
         case .int(let number): try container.encode(number)
+        case .number(let number): try container.encode(number)
         case .bool(let flag): try container.encode(flag)
         case .null: try container.encodeNil()
         case .array(let items): try container.encode(items)
@@ -78,6 +90,7 @@ public enum AuditDetail: Sendable, Hashable, Codable {
         switch self {
         case .string(let text): text
         case .int(let number): String(number)
+        case .number(let number): String(number)
         case .bool(let flag): flag ? "true" : "false"
         case .null: "null"
         case .array(let items): "[" + items.map(\.text).joined(separator: ", ") + "]"

@@ -36,6 +36,11 @@ extension GateService {
         let features = try await catalog(appID)
         let stateKinds = self.stateKinds
         let reads = self.reads
+        struct Verdict {
+            var enabled: Bool
+            var reason: GateReason
+            var action: GateAction
+        }
         struct Counts: Sendable {
             var devices: [Int64]
             var enabled: [Int64]
@@ -49,16 +54,23 @@ extension GateService {
                     var counts = Counts(
                         devices: Array(repeating: 0, count: features.count), enabled: Array(repeating: 0, count: features.count),
                         reasons: Array(repeating: [:], count: features.count), actions: Array(repeating: [:], count: features.count))
-                    try StateKindScan(appID: appID, stateKinds: stateKinds, cancellation: cancellation).forEach(on: connection) { kind in
-                        guard let state = kind.state else { return }
-                        for (index, feature) in features.enumerated() {
-                            let decision = state.decide(feature, version: 1)
+                    // Each form is decided once per floor met; what is kept of it is each feature's verdict.
+                    var decisions = FormDecisions<[Verdict]>(features: features, maxEntries: max(16, 2_000_000 / max(1, features.count))) { _, decide in
+                        features.indices.map { index in
+                            let decision = decide(index)
+                            return Verdict(enabled: decision.enabled, reason: decision.reason, action: decision.action)
+                        }
+                    }
+                    let scan = StateKindScan(appID: appID, stateKinds: stateKinds, cancellation: cancellation)
+                    try scan.forEach(on: connection) { kind in
+                        guard let verdicts = decisions.value(for: kind, form: { scan.form(of: $0, on: connection) }) else { return }
+                        for (index, verdict) in verdicts.enumerated() {
                             counts.devices[index] += kind.devices
-                            if decision.enabled {
+                            if verdict.enabled {
                                 counts.enabled[index] += kind.devices
                             } else {
-                                counts.reasons[index][decision.reason, default: 0] += kind.devices
-                                counts.actions[index][decision.action, default: 0] += kind.devices
+                                counts.reasons[index][verdict.reason, default: 0] += kind.devices
+                                counts.actions[index][verdict.action, default: 0] += kind.devices
                             }
                         }
                     }
@@ -71,8 +83,8 @@ extension GateService {
         return features.indices.map { index in
             FeatureCoverage(
                 feature: features[index], devices: counts.devices[index], enabled: counts.enabled[index],
-                reasons: counts.reasons[index].sorted { ($0.value, $1.key.rawValue) > ($1.value, $0.key.rawValue) }.map { ($0.key, $0.value) },
-                actions: counts.actions[index].sorted { ($0.value, $1.key.rawValue) > ($1.value, $0.key.rawValue) }.map { ($0.key, $0.value) })
+                reasons: counts.reasons[index].filter { $0.value != 0 }.sorted { ($0.value, $1.key.rawValue) > ($1.value, $0.key.rawValue) }.map { ($0.key, $0.value) },
+                actions: counts.actions[index].filter { $0.value != 0 }.sorted { ($0.value, $1.key.rawValue) > ($1.value, $0.key.rawValue) }.map { ($0.key, $0.value) })
         }
     }
 

@@ -8,6 +8,11 @@ import Synchronization
 /// Each app's features (SPEC §4), from the `features` table, cached in memory. Changes notify
 /// `locgate_features` with the app id, and every process drops that app's cached catalog.
 ///
+/// An app's experiments (SPEC §16) are part of its catalog for this purpose: they share the
+/// catalog's lock (a key is a feature's or an experiment's, never both: `keyInUse`) and its
+/// channel, so that an experiment's change reaches every server and push stream as a feature's
+/// does. Dropping an app's catalog here drops its experiments (`ExperimentCatalog`) too.
+///
 /// The cache follows the same rules as the device cache: it answers only while notifications
 /// are followed, a load never stores over an invalidation that came while it ran (an epoch),
 /// and it holds at most `maxApps` catalogs (emptied when full: catalogs are small and cheap
@@ -24,10 +29,16 @@ public final class FeatureCatalog: Sendable {
     private let pool: PostgresConnectionPool
     private let coherence: CacheCoherence
     private let cache = Mutex(Cache())
+    /// The experiments cached beside the features, dropped with them (nil: none cached).
+    private let experiments: ExperimentCatalog?
 
-    public init(pool: PostgresConnectionPool, coherence: CacheCoherence = CacheCoherence(alwaysFollowing: true)) {
+    public init(
+        pool: PostgresConnectionPool, coherence: CacheCoherence = CacheCoherence(alwaysFollowing: true),
+        experiments: ExperimentCatalog? = nil
+    ) {
         self.pool = pool
         self.coherence = coherence
+        self.experiments = experiments
     }
 
     /// The app's features when this process holds them and may answer from memory; nil when
@@ -79,6 +90,12 @@ public final class FeatureCatalog: Sendable {
             ).first?.decode(0, as: Int64.self) ?? 0
             guard count < Self.maxFeatures else {
                 throw ServiceError(.validationFailed, "the catalog holds at most \(Self.maxFeatures) features; delete one first")
+            }
+            // SPEC §16: a key is a feature's or an experiment's (the lock above covers both).
+            guard try connection.query(
+                "SELECT 1 FROM experiments WHERE app_id = \(appID) AND key = \(feature.key)"
+            ).isEmpty else {
+                throw ServiceError(.keyInUse, "key: \(feature.key) is an experiment's key; a feature needs a key of its own")
             }
             // The feature as it was (the lock above keeps it so), to tell a kill switch's flip.
             let previous = try connection.query(
@@ -173,8 +190,9 @@ public final class FeatureCatalog: Sendable {
     }
 
     /// Takes the app's catalog lock until the transaction ends: one change of an app's catalog
-    /// at a time (PUT, PATCH, DELETE's cap and reads of the feature as it was).
-    private static func lockCatalog(appID: UUID, on connection: PostgresConnection) throws {
+    /// at a time (PUT, PATCH, DELETE's cap and reads of the feature as it was; an experiment's
+    /// changes, `ExperimentCatalog`, take it too).
+    static func lockCatalog(appID: UUID, on connection: PostgresConnection) throws {
         try connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\(appID.uuidString), 1))")
     }
 
@@ -249,6 +267,7 @@ public final class FeatureCatalog: Sendable {
             cache.epoch &+= 1
             cache.catalogs.removeValue(forKey: appID)
         }
+        experiments?.invalidate(appID)
     }
 
     public func invalidateAll() {
@@ -256,6 +275,7 @@ public final class FeatureCatalog: Sendable {
             cache.epoch &+= 1
             cache.catalogs = [:]
         }
+        experiments?.invalidateAll()
     }
 
     /// Reads a feature definition as `PUT /v1/features/{key}` receives it (no `key` in the body).

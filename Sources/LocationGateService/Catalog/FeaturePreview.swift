@@ -81,10 +81,10 @@ extension GateService {
     /// catalog has no room for is refused as PUT would refuse it.
     ///
     /// No device is loaded: the devices of an app are in a few distinct states, which
-    /// `device_counts` counts (SPEC §8's feature coverage reads them too). Each distinct state is
-    /// decided once with the current and with the proposed feature as a cursor passes over them
-    /// (`StateKindScan`), and the counts of the states whose decision changes are added up per
-    /// pair of decisions; then a few devices of each pair are named by bounded reads of
+    /// `device_counts` counts (SPEC §8's feature coverage reads them too). A cursor passes over
+    /// them with their decision forms (`StateKindScan`); each form is decided once per floor met
+    /// with the current and with the proposed feature (`FormDecisions`), and the counts of the
+    /// states whose decision changes are added up per pair of decisions; then a few devices of each pair are named by bounded reads of
     /// `device_states` (`FeaturePreviewSampler`). Memory holds a page of states, the pairs and
     /// their samples, whatever the app's size or its devices' states; every read is in one
     /// snapshot, so the samples belong to the counts.
@@ -120,9 +120,11 @@ extension GateService {
 
 /// The preview's reads, in one read-only snapshot on one connection.
 ///
-/// 1. The distinct states of the app and their devices, a page at a time (`StateKindScan`).
-/// 2. Each state decided with the current and the proposed feature; the states whose outcome
-///    differs are grouped by (from, to), with their devices, platforms and content hashes.
+/// 1. The distinct states of the app and their devices, a page at a time, with their decision
+///    forms (`StateKindScan`).
+/// 2. Each form decided with the current and the proposed feature, once per floor the devices'
+///    app versions meet (`FormDecisions`); the states whose outcome differs are grouped by
+///    (from, to), with their devices, platforms and content hashes.
 /// 3. The samples, from `device_states` by the states' identity: a state's row in
 ///    `device_state_kinds` and a device's row in `device_states` hold the same jsonb, so
 ///    `jsonb_hash_extended` of both is equal; the row's `status` and `app_version` columns are
@@ -151,6 +153,10 @@ struct FeaturePreviewSampler {
     /// The prefilter on `app_version` is left out beyond this many versions (comparing each row
     /// with a long list costs more than the hash it saves, and the versions are not kept).
     static let maxPrefilterVersions = 100
+    /// A pair's samples are looked for among the devices of its first states, up to this many
+    /// devices (ten times the samples) or `maxSampledStates` states.
+    static let sampleReach: Int64 = 10 * Int64(FeaturePreview.sampleSize)
+    static let maxSampledStates = 2000
 
     /// A pair of outcomes, as groups are indexed.
     struct Pair: Hashable {
@@ -164,8 +170,11 @@ struct FeaturePreviewSampler {
         var to: FeaturePreview.Outcome
         var devices: Int64 = 0
         var byPlatform: [String: Int64] = [:]
-        /// The content hashes of its states (what its devices' rows hash to).
+        /// The content hashes of the states its samples are taken from (what their devices' rows
+        /// hash to): the first ones, up to `sampleReach` devices.
         var hashes: [Int64] = []
+        /// The devices of those states.
+        var sampledDevices: Int64 = 0
         var statuses: Set<String> = []
         /// `app_version` as the prefilter compares it: "" for none (an `appVersion` is never
         /// empty); nil once there are more than `maxPrefilterVersions`.
@@ -175,16 +184,29 @@ struct FeaturePreviewSampler {
         /// The samples this group can have: 20, or all its devices when it has fewer.
         var wanted: Int { Int(min(Int64(FeaturePreview.sampleSize), devices)) }
 
-        mutating func add(_ kind: StateKindScan.Kind, _ state: DeviceState) {
+        mutating func add(_ kind: StateKindScan.Kind, _ changed: Changed) {
             devices += kind.devices
-            byPlatform[state.context.effectivePlatform.rawValue, default: 0] += kind.devices
+            byPlatform[changed.platform, default: 0] += kind.devices
+            // Samples come from the first states that hold enough devices (a few times the
+            // samples, in case some of a state's devices have left it): the sampling reads and
+            // the memory stay small however many states the pair has.
+            guard kind.devices > 0, sampledDevices < FeaturePreviewSampler.sampleReach, hashes.count < FeaturePreviewSampler.maxSampledStates else { return }
+            sampledDevices += kind.devices
             hashes.append(kind.contentHash)
-            statuses.insert(state.status.rawValue)
+            statuses.insert(changed.status)
             if appVersions != nil {
-                appVersions?.insert(state.context.appVersion ?? "")
+                appVersions?.insert(kind.appVersion ?? "")
                 if let count = appVersions?.count, count > FeaturePreviewSampler.maxPrefilterVersions { appVersions = nil }
             }
         }
+    }
+
+    /// What a form's decisions are kept as: the pair, when the decision changes, and what a
+    /// group counts of its devices.
+    struct Changed {
+        var pair: Pair?
+        var platform: String
+        var status: String
     }
 
     func preview(on connection: PostgresConnection) throws -> FeaturePreview {
@@ -193,23 +215,32 @@ struct FeaturePreviewSampler {
         var total: Int64 = 0
         var groups: [Group] = []
         var index: [Pair: Int] = [:]
-        try StateKindScan(appID: appID, stateKinds: stateKinds, cancellation: cancellation).forEach(on: connection) { kind in
+        // Each form is decided once per floor met, with the current feature (or none) and the proposed one.
+        let features = (current.map { [$0] } ?? []) + [proposed]
+        var decisions = FormDecisions<Changed>(features: features) { form, decide in
+            let to = FeaturePreview.Outcome(decide(features.count - 1))
+            let from = features.count == 2 ? FeaturePreview.Outcome(decide(0)) : .unknownFeature
+            return Changed(
+                pair: from == to ? nil : Pair(from: from, to: to),
+                platform: form.context.effectivePlatform.rawValue, status: form.status.rawValue)
+        }
+        let scan = StateKindScan(appID: appID, stateKinds: stateKinds, cancellation: cancellation)
+        try scan.forEach(on: connection) { kind in
             total += kind.devices
-            guard let state = kind.state else { return }
-            let to = FeaturePreview.Outcome(state.decide(proposed, version: 0))
-            let from = current.map { FeaturePreview.Outcome(state.decide($0, version: 0)) } ?? .unknownFeature
-            guard from != to else { return }
-            let pair = Pair(from: from, to: to)
+            guard let changed = decisions.value(for: kind, form: { scan.form(of: $0, on: connection) }), let pair = changed.pair else { return }
             let position: Int
             if let found = index[pair] {
                 position = found
             } else {
                 position = groups.count
                 index[pair] = position
-                groups.append(Group(from: from, to: to))
+                groups.append(Group(from: pair.from, to: pair.to))
             }
-            groups[position].add(kind, state)
+            groups[position].add(kind, changed)
         }
+        // A state's lanes come apart (`StateKindScan`): a pair whose rows cancel out has no devices.
+        groups.removeAll { $0.devices <= 0 }
+        for index in groups.indices { groups[index].byPlatform = groups[index].byPlatform.filter { $0.value != 0 } }
         groups.sort { left, right in
             if left.devices != right.devices { return left.devices > right.devices }
             if left.from.reason != right.from.reason { return left.from.reason < right.from.reason }

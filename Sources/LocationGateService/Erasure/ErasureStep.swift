@@ -311,6 +311,9 @@ struct ErasurePage: Sendable {
             }
             try recordSnapshotStates(appID: appID, userID: userID, devices: deviceID.map { [$0] }, on: connection)
             let rest: [Int64] = try connection.query(closing).map { try $0.decode(0) }
+            // Their exposures to experiments (SPEC §16) go too; the experiments' counts stay,
+            // as the analytics' do: they name no one.
+            try ExperimentExposures.erase(appID: appID, userID: userID, deviceID: deviceID, on: connection)
             page.events += rest.first ?? 0
             page.devices += rest.dropFirst().first ?? 0
             try foldErasedVersions(erasure: id, appID: appID, on: connection)

@@ -153,11 +153,13 @@ extension GateService {
     /// Device ids phase 2 reads, and a completion deletes, per statement.
     static let erasureDevicePage = 5000
 
-    /// Drops erased devices from this process's cache and wakes their push streams.
+    /// Drops erased devices from this process's caches (their states, and what it knows of
+    /// their exposures to experiments) and wakes their push streams.
     func forgetErased(_ devices: [StreamKey]) {
         guard !devices.isEmpty else { return }
         let changes = devices.map { StreamChange(stream: $0, version: Int64.max) }
         for change in changes { cache.removeIfOlder(change.stream, than: change.version) }
+        experimentCatalog.exposures.forget(streams: devices)
         self.changes.publish(changes)
     }
 

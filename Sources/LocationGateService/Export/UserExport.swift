@@ -6,10 +6,12 @@ import PostgresClient
 
 /// A person's export (SPEC §13, "Access and portability"; GDPR Art. 15 and 20):
 /// `GET /v1/users/{u}/export` and `locgate export` write
-/// `{"devices": [{"decisions", "deviceId", "history", "state"}], "exportedAt", "userId"}`, every
-/// key in byte order as in the API's other bodies. A device's `state` and `decisions` are its
-/// current ones (as `.../state` shows them), and its `history` holds every one of its events
-/// still in the log up to that state, in version order, each entry as `.../history` writes it.
+/// `{"devices": [{"decisions", "deviceId", "experiments", "history", "state"}], "exportedAt",
+/// "userId"}`, every key in byte order as in the API's other bodies. A device's `state` and
+/// `decisions` are its current ones (as `.../state` shows them), its `experiments` its exposures
+/// (SPEC §16: `[{"experiment", "exposedAt", "variant"}]`, by experiment key), and its `history`
+/// holds every one of its events still in the log up to that state, in version order, each
+/// entry as `.../history` writes it.
 ///
 /// Memory stays bounded whatever the person's size: the devices are read `pageSize` at a time,
 /// each device's history `pageSize` events at a time, and each page is written out before the
@@ -81,19 +83,23 @@ extension GateService {
         try await write(Array("],".utf8) + tail.bytes + [UInt8(ascii: "}")])
     }
 
-    /// One device: `{"decisions", "deviceId", "history", "state"}`, its history read a page at
-    /// a time up to `version`, the version of the state shown.
+    /// One device: `{"decisions", "deviceId", "experiments", "history", "state"}`, its history
+    /// read a page at a time up to `version`, the version of the state shown.
     private func writeDevice(
         _ key: StreamKey, version: Int64, state: DeviceState, features: [Feature], pageSize: Int, first: Bool,
         to write: ([UInt8]) async throws -> Void
     ) async throws {
         let decisions = features.map { state.decide($0, version: version) }
+        let exposures = try await database {
+            try await pool.withConnection { connection in try ExperimentExposures.listed(key, on: connection) }
+        }
         var head: [UInt8] = first ? [] : [UInt8(ascii: ",")]
         head += Array(#"{"decisions":"#.utf8)
         head += Array(try JSONText.encode(decisions).utf8)
         var id = JSONWriter(capacity: 160)
         id.string(key.deviceID)
-        head += Array(#","deviceId":"#.utf8) + id.bytes + Array(#","history":["#.utf8)
+        head += Array(#","deviceId":"#.utf8) + id.bytes
+        head += Array(#","experiments":"#.utf8) + Array(try JSONText.encode(exposures).utf8) + Array(#","history":["#.utf8)
         try await write(head)
 
         var after: Int64 = 0

@@ -14,7 +14,8 @@ import PostgresClient
 ///   there and history and past states start there, as after `locgate archive`;
 /// - the analytics counters of those events are kept (`archived_rollups`), so that grant
 ///   rates do not move and replay still agrees with the live figures;
-/// - no file is written: `locgate archive` is the way to keep old events.
+/// - no file is written: `locgate archive` is the way to keep old events;
+/// - the exposures of experiments stopped before the cut go (SPEC §16), their counts kept.
 ///
 /// A device's events go as a prefix of its stream: a batch takes the app's oldest events in
 /// global order and stops at the first one recorded after the cut, so a device never loses an
@@ -164,6 +165,14 @@ public struct Retention: Sendable {
                 if batch.events == 0 || !batch.full { break }
             }
             ended = true
+            // SPEC §16: the exposures of the app's experiments stopped before the cut go (the
+            // experiments' counts stay, as the analytics' do).
+            try connection.query(
+                """
+                DELETE FROM experiment_exposures e USING experiments x
+                WHERE e.app_id = \(appID) AND x.app_id = e.app_id AND x.key = e.experiment_key
+                  AND x.state = 'stopped' AND x.stopped_at < \(cut)
+                """)
             do {
                 try UnusedStates.forget(appID: appID, on: connection)
             } catch {

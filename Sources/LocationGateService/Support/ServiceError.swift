@@ -13,6 +13,14 @@ public struct ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
         case idConflict
         /// Revoking the app's last live admin key (409; SPEC §14 "Guard rails"): create another first.
         case lastAdminKey
+        /// A key that a feature and an experiment of the app cannot share (409; SPEC §16): an
+        /// experiment PUT with a feature's key, or a feature PUT with an experiment's.
+        case keyInUse
+        /// A running experiment's PUT changed its variants' keys or order, its prompt or its
+        /// control (409; SPEC §16).
+        case experimentRunning
+        /// A stopped experiment changed or stopped again (409; SPEC §16).
+        case experimentStopped
         case tooLarge
         case validationFailed
         case ruleViolation
