@@ -6,8 +6,8 @@
 -- defaults filled in), read back through the same checks a PUT passes; the columns beside it
 -- are its life (`Experiment`): running until an operator or the guard stops it, with the
 -- winner every device gets from then on. `stopped_position` is the log's global position at
--- the stop: an answer at a later position is not counted (SPEC §16: answers "before the
--- experiment stopped"), whichever server appends it. `guard_checked_at` lets one server take
+-- the stop: an answer to a prompt shown at a later position is not counted (SPEC §16: a
+-- prompt "shown ... before the experiment stopped"), whichever server appends it. `guard_checked_at` lets one server take
 -- each guarded experiment whose check is due (a minute, SPEC §16) with FOR UPDATE SKIP LOCKED,
 -- so that servers share the checks and one stop makes one audit entry. A key that a feature
 -- of the app uses is refused by the service, which holds the app's catalog lock for both

@@ -30,6 +30,9 @@ public final class GateService: Sendable {
     /// The apps' experiments (SPEC §16), cached and changed beside the features
     /// (`ExperimentService` is their face: `experiments`).
     let experimentCatalog: ExperimentCatalog
+    /// First evaluations' exposures share statements (group commit), each answered after its
+    /// commit (SPEC §16).
+    let exposureCommitter: ExposureCommitter
     public let keys: APIKeys
     public let apps: AppRegistry
     public let logger: Logger
@@ -113,6 +116,8 @@ public final class GateService: Sendable {
         self.cache = DeviceStateCache(byteBudget: cacheByteBudget, coherence: coherence)
         let experimentCatalog = ExperimentCatalog(pool: pool, coherence: coherence)
         self.experimentCatalog = experimentCatalog
+        self.exposureCommitter = ExposureCommitter(
+            pool: pool, maxInFlight: max(1, min(2, pool.size)), queueTimeout: pool.waitTimeout * 2, clock: clock)
         self.features = FeatureCatalog(pool: pool, coherence: coherence, experiments: experimentCatalog)
         self.keys = APIKeys(pool: pool, coherence: coherence)
         self.apps = AppRegistry(pool: pool)

@@ -54,11 +54,12 @@ public struct Experiment: Sendable, Hashable {
     }
 
     /// Stops the experiment: from now every device gets `winner` (nil: the control), no exposure
-    /// is recorded and no answer counts. An operator's stop (`POST .../stop`) names a winner
-    /// or takes the control; the guard's always takes the control. A winner that is no variant
-    /// is a 422 naming `winner`; a stopped experiment cannot be stopped again (409
-    /// `experimentStopped`, so the guard and an operator racing make one stop and one audit
-    /// entry).
+    /// is recorded, and no answer to a prompt shown from now on counts (an answer to a prompt a
+    /// variant showed before the stop still does: SPEC §16, `ExperimentTally`). An operator's
+    /// stop (`POST .../stop`) names a winner or takes the control; the guard's always takes the
+    /// control. A winner that is no variant is a 422 naming `winner`; a stopped experiment
+    /// cannot be stopped again (409 `experimentStopped`, so the guard and an operator racing
+    /// make one stop and one audit entry).
     public mutating func stop(winner: String? = nil, reason: ExperimentStopReason, at time: Date) throws(ExperimentChangeError) {
         guard state == .running else { throw ExperimentChangeError.stopped }
         let winner = winner ?? definition.control

@@ -62,8 +62,9 @@ public struct DecisionFormWriter: Service {
 
     static func writePage(on connection: PostgresConnection) throws -> Int {
         let formed = try writeForms(on: connection)
-        let copied = try copyToCounts(on: connection)
-        return max(formed, copied)
+        // Rows left behind (skipped while an append held them, or a state's lane written
+        // since) once the queue is empty: then every row the pass looks at has its form.
+        return formed > 0 ? formed : try copyToCounts(on: connection)
     }
 
     /// Gives the count rows of formed states (those just formed, and a state's lane written
@@ -113,6 +114,17 @@ public struct DecisionFormWriter: Service {
             UPDATE state_forms f SET form_id = n.form_id, content_hash = coalesce(jsonb_hash_extended(k.state, 0), 0)
             FROM n JOIN device_state_kinds k ON k.state_id = n.id
             WHERE f.state_id = n.id
+            """)
+        // The states' count rows, by the index on `state_id`; rows an append holds are skipped.
+        try connection.query(
+            """
+            WITH due AS (
+                SELECT c.app_id, c.lane, c.state_id FROM device_counts c
+                WHERE c.state_id = ANY(\(PostgresArray(ids))) AND c.form_id IS NULL
+                FOR UPDATE SKIP LOCKED)
+            UPDATE device_counts c SET form_id = s.form_id, content_hash = s.content_hash
+            FROM due JOIN state_forms s ON s.state_id = due.state_id
+            WHERE (c.app_id, c.lane, c.state_id) = (due.app_id, due.lane, due.state_id)
             """)
         return rows.count
     }

@@ -130,11 +130,10 @@ extension GateService {
 ///    `jsonb_hash_extended` of both is equal; the row's `status` and `app_version` columns are
 ///    compared first (they are written from the same state), so that the hash is computed only
 ///    for rows that may match.
-///    - A pair of many devices (at least one in `commonFraction` of the app's) is sampled by a
-///      query of its own with `LIMIT 20`: such devices are common, so the scan stops early.
-///    - The rarer pairs share one cursor over their states' devices, read 1,000 rows at a time
-///      and closed as soon as each pair has its samples (or all its devices, when it has fewer):
-///      at most one pass over the app's rows, streaming only the rare pairs' devices.
+///    A pair looks only among the devices of its first states (`sampleReach`), and the pairs
+///    share one cursor over those states' devices, read 1,000 rows at a time and closed as soon
+///    as each pair has its samples (or all its devices, when it has fewer): at most one pass
+///    over the app's rows, streaming only the sampled states' devices.
 ///
 /// Groups live in an array indexed by their pair and are changed in place: a group's lists
 /// are never copied as they grow, so the pass is linear in the states.
@@ -145,9 +144,6 @@ struct FeaturePreviewSampler {
     let stateKinds: StateKindCache
     let cancellation: CancellationFlag
 
-    /// A pair with at least this share of the app's devices is sampled with a `LIMIT` query of
-    /// its own: about 20 / share rows are read before its 20 samples are found.
-    static let commonFraction: Int64 = 1000
     /// Rows read from the cursor at a time.
     static let fetchSize = 1000
     /// The prefilter on `app_version` is left out beyond this many versions (comparing each row
@@ -247,7 +243,7 @@ struct FeaturePreviewSampler {
             if left.to.reason != right.to.reason { return left.to.reason < right.to.reason }
             return !left.from.enabled && right.from.enabled
         }
-        try sample(&groups, total: total, on: connection)
+        try sample(&groups, on: connection)
         return FeaturePreview(
             devices: total,
             changes: groups.map { group in
@@ -258,30 +254,11 @@ struct FeaturePreviewSampler {
     }
 
     /// Fills each group's `sample`.
-    func sample(_ groups: inout [Group], total: Int64, on connection: PostgresConnection) throws {
+    func sample(_ groups: inout [Group], on connection: PostgresConnection) throws {
         guard !groups.isEmpty else { return }
-        let common = max(Int64(FeaturePreview.sampleSize), total / Self.commonFraction)
-        var rare: [Int] = []
-        for index in groups.indices {
-            guard groups[index].devices >= common else {
-                rare.append(index)
-                continue
-            }
-            try cancellation.check()
-            let filter = Filter(groups[index])
-            let rows = try connection.query(
-                """
-                SELECT user_id, device_id FROM device_states
-                WHERE app_id = \(appID) AND CASE
-                    WHEN status = ANY(\(filter.statuses)) AND (\(filter.appVersions)::text[] IS NULL OR coalesce(app_version, '') = ANY(\(filter.appVersions)::text[]))
-                    THEN jsonb_hash_extended(state, 0) = ANY(\(filter.hashes)) ELSE false END
-                LIMIT \(Int64(FeaturePreview.sampleSize))
-                """)
-            groups[index].sample = try rows.map { FeaturePreview.Device(userId: try $0.decode(0), deviceId: try $0.decode(1)) }
-        }
-        guard !rare.isEmpty else { return }
-
-        // The rare pairs together: one pass at most, closed as soon as each has its samples.
+        // Every pair samples the devices of its first states only (`sampleReach`), so one
+        // cursor serves them all: one pass at most, closed as soon as each has its samples.
+        let rare = Array(groups.indices)
         var groupOfHash: [Int64: Int] = [:]
         var filter = Filter()
         for index in rare {

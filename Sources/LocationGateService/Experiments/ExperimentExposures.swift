@@ -13,63 +13,109 @@ enum ExperimentExposures {
     /// before, which it was.
     static let logPosition = "coalesce(pg_sequence_last_value('events_position_seq'::regclass), 0)"
 
-    /// The device's current exposure: the first of `units` (in the order given, as
-    /// `ExperimentUnit.candidates` lists them) with an exposure no reinstall replaced.
-    static func current(appID: UUID, key: String, units: [ExperimentUnit], on connection: PostgresConnection) throws -> ExperimentExposure? {
+    /// The device's current exposures to the experiments `keys`, by key: for each, the first
+    /// of `units` (in the order given, as `ExperimentUnit.candidates` lists them) with an
+    /// exposure no reinstall replaced. One read for every experiment a bulk evaluation lacks.
+    static func current(
+        appID: UUID, keys: [String], units: [ExperimentUnit], on connection: PostgresConnection
+    ) throws -> [String: ExperimentExposure] {
         let rows = try connection.query(
             """
-            SELECT unit, variant, exposed_at FROM experiment_exposures
-            WHERE app_id = \(appID) AND experiment_key = \(key) AND unit = ANY(\(PostgresArray(units.map(\.text))))
-              AND replaced_position IS NULL
+            SELECT experiment_key, unit, variant, exposed_at FROM experiment_exposures
+            WHERE app_id = \(appID) AND experiment_key = ANY(\(PostgresArray(keys)))
+              AND unit = ANY(\(PostgresArray(units.map(\.text)))) AND replaced_position IS NULL
             """)
-        var found: [String: ExperimentExposure] = [:]
+        var found: [String: [String: ExperimentExposure]] = [:]
         for row in rows {
-            let text: String = try row.decode(0)
+            let key: String = try row.decode(0)
+            let text: String = try row.decode(1)
             guard let unit = ExperimentUnit(text: text) else { continue }
-            found[text] = ExperimentExposure(unit: unit, variant: try row.decode(1), exposedAt: try row.decode(2, as: Date.self))
+            found[key, default: [:]][text] = ExperimentExposure(
+                unit: unit, variant: try row.decode(2), exposedAt: try row.decode(3, as: Date.self))
         }
-        return units.lazy.compactMap { found[$0.text] }.first
+        var current: [String: ExperimentExposure] = [:]
+        for (key, byUnit) in found {
+            if let first = units.lazy.compactMap({ byUnit[$0.text] }).first { current[key] = first }
+        }
+        return current
     }
 
-    /// Records `unit`'s exposure to `variant`, durably (one statement, committed before the
-    /// answer), with the log's position and the variant's `exposed` count in the same
-    /// statement; or, when another evaluation (on any server) recorded the unit first, reads
-    /// that one, so that two racing agree on one variant. Nil when the experiment no longer
-    /// runs with that variant (stopped, deleted, or deleted and made again since the caller
-    /// read it): nothing is recorded after a stop.
+    /// Records a group of exposures (`ExposureCommitter`), each unit once, durably: one
+    /// statement, its own transaction, that inserts every exposure whose experiment still runs
+    /// with its variant, with the log's position then, and adds each variant's new exposures to
+    /// its `exposed` count (this backend's lane, the variants in one order); then one read of
+    /// the units that another evaluation (on any server) recorded first, so that racing
+    /// evaluations agree on one variant. Returns the stored exposure of each place that has
+    /// one; a place without one is of an experiment that no longer runs with that variant
+    /// (stopped, deleted, or deleted and made again since the caller read it): nothing is
+    /// recorded after a stop.
+    ///
+    /// The insert's rows go in the order given (`WITH ORDINALITY`): callers give every group in
+    /// one order, so that two groups that insert the same units wait for each other rather than
+    /// deadlock. A conflicting row another transaction is writing makes the insert wait for its
+    /// end, and the read after the insert sees it committed.
     static func record(
-        appID: UUID, key: String, unit: ExperimentUnit, variant: String, stream: StreamKey, on connection: PostgresConnection
-    ) throws -> ExperimentExposure? {
-        let variantJSON = #"[{"key":"# + jsonString(variant) + "}]"
+        _ exposures: [ExposureCommitter.Exposing], on connection: PostgresConnection
+    ) throws -> [ExposureCommitter.Place: ExperimentExposure] {
+        guard !exposures.isEmpty else { return [:] }
         let inserted = try connection.query(
             """
-            WITH exposed AS (
+            WITH log_position AS (
+                SELECT \(unescaped: logPosition) AS log_at
+            ), wanted AS (
+                SELECT * FROM unnest(
+                    \(PostgresArray(exposures.map(\.appID)))::uuid[], \(PostgresArray(exposures.map(\.experiment)))::text[],
+                    \(PostgresArray(exposures.map(\.unit.text)))::text[], \(PostgresArray(exposures.map(\.variant)))::text[],
+                    \(PostgresArray(exposures.map(\.stream.userID)))::text[], \(PostgresArray(exposures.map(\.stream.deviceID)))::text[]
+                ) WITH ORDINALITY AS w (app_id, experiment_key, unit, variant, user_id, device_id, ord)
+            ), exposed AS (
                 INSERT INTO experiment_exposures (app_id, experiment_key, unit, variant, exposed_position, user_id, device_id)
-                SELECT \(appID), \(key), \(unit.text), \(variant), \(unescaped: logPosition), \(stream.userID), \(stream.deviceID)
+                SELECT w.app_id, w.experiment_key, w.unit, w.variant, p.log_at, w.user_id, w.device_id
+                FROM wanted AS w CROSS JOIN log_position AS p
                 WHERE EXISTS (
-                    SELECT 1 FROM experiments
-                    WHERE app_id = \(appID) AND key = \(key) AND state = 'running'
-                      AND definition->'variants' @> \(PostgresJSON(variantJSON)))
+                    SELECT 1 FROM experiments AS e
+                    WHERE e.app_id = w.app_id AND e.key = w.experiment_key AND e.state = 'running'
+                      AND e.definition->'variants' @> jsonb_build_array(jsonb_build_object('key', w.variant)))
+                ORDER BY w.ord
                 ON CONFLICT (app_id, experiment_key, unit) DO NOTHING
-                RETURNING variant, exposed_at
+                RETURNING app_id, experiment_key, unit, variant, exposed_at
             ), counted AS (
                 INSERT INTO experiment_counts (app_id, experiment_key, variant, lane, exposed)
-                SELECT \(appID), \(key), variant, \(unescaped: ExperimentCounts.lane), 1 FROM exposed
-                ON CONFLICT (app_id, experiment_key, variant, lane) DO UPDATE SET exposed = experiment_counts.exposed + 1
+                SELECT app_id, experiment_key, variant, \(unescaped: ExperimentCounts.lane), count(*) FROM exposed
+                GROUP BY app_id, experiment_key, variant
+                ORDER BY app_id, experiment_key COLLATE "C", variant COLLATE "C"
+                ON CONFLICT (app_id, experiment_key, variant, lane)
+                DO UPDATE SET exposed = experiment_counts.exposed + excluded.exposed
             )
-            SELECT variant, exposed_at FROM exposed
+            SELECT app_id, experiment_key, unit, variant, exposed_at FROM exposed
             """)
-        if let row = inserted.first {
-            return ExperimentExposure(unit: unit, variant: try row.decode(0), exposedAt: try row.decode(1, as: Date.self))
-        }
+        var stored: [ExposureCommitter.Place: ExperimentExposure] = [:]
+        stored.reserveCapacity(exposures.count)
+        try read(inserted, into: &stored)
         // Recorded by another evaluation first (the race's one variant), or not running.
-        let stored = try connection.query(
+        let missing = exposures.filter { stored[$0.place] == nil }
+        guard !missing.isEmpty else { return stored }
+        let found = try connection.query(
             """
-            SELECT variant, exposed_at FROM experiment_exposures
-            WHERE app_id = \(appID) AND experiment_key = \(key) AND unit = \(unit.text)
+            SELECT x.app_id, x.experiment_key, x.unit, x.variant, x.exposed_at
+            FROM unnest(
+                \(PostgresArray(missing.map(\.appID)))::uuid[], \(PostgresArray(missing.map(\.experiment)))::text[],
+                \(PostgresArray(missing.map(\.unit.text)))::text[]
+            ) AS w (app_id, experiment_key, unit)
+            JOIN experiment_exposures AS x
+              ON x.app_id = w.app_id AND x.experiment_key = w.experiment_key AND x.unit = w.unit
             """)
-        return try stored.first.map { row in
-            ExperimentExposure(unit: unit, variant: try row.decode(0), exposedAt: try row.decode(1, as: Date.self))
+        try read(found, into: &stored)
+        return stored
+    }
+
+    /// Rows of `(app_id, experiment_key, unit, variant, exposed_at)`, by their place.
+    private static func read(_ rows: PostgresRows, into stored: inout [ExposureCommitter.Place: ExperimentExposure]) throws {
+        for row in rows {
+            let text: String = try row.decode(2)
+            guard let unit = ExperimentUnit(text: text) else { continue }
+            let place = ExposureCommitter.Place(appID: try row.decode(0, as: UUID.self), experiment: try row.decode(1), unit: text)
+            stored[place] = ExperimentExposure(unit: unit, variant: try row.decode(3), exposedAt: try row.decode(4, as: Date.self))
         }
     }
 
@@ -117,24 +163,5 @@ enum ExperimentExposures {
         } else {
             try connection.query("DELETE FROM experiment_exposures WHERE app_id = \(appID) AND user_id = \(userID)")
         }
-    }
-
-    /// A string as a JSON string literal (variant keys are `[A-Za-z0-9._-]`, checked; escaped
-    /// all the same).
-    private static func jsonString(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            default:
-                if scalar.value < 0x20 {
-                    out += String(format: "\\u%04x", scalar.value)
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
     }
 }

@@ -12,8 +12,9 @@ import PostgresClient
 /// the device cache (`GateService.device`), its `installId` and its exposure from
 /// `ExposureMemory`, the definition from the catalog's cache. The decision is the domain's
 /// (`Experiment.evaluate`); when it asks for an exposure, the exposure is written and committed
-/// before the answer, and when another server won the race to expose the same unit, its
-/// variant is the answer.
+/// before the answer, group-committed with the other first evaluations of the moment
+/// (`ExposureCommitter`), and when another server won the race to expose the same unit, its
+/// variant is the answer. An exposed device's later evaluations answer from memory.
 public struct ExperimentService: ExperimentsFace {
     let service: GateService
 
@@ -24,6 +25,7 @@ public struct ExperimentService: ExperimentsFace {
     private var catalog: ExperimentCatalog { service.experimentCatalog }
     private var memory: ExposureMemory { service.experimentCatalog.exposures }
     private var pool: PostgresConnectionPool { service.pool }
+    private var committer: ExposureCommitter { service.exposureCommitter }
 
     // MARK: - Definitions
 
@@ -71,7 +73,9 @@ public struct ExperimentService: ExperimentsFace {
         let experiment = try await self.experiment(appID: appID, key: key)
         let stream = StreamKey(appID: appID, userID: userID, deviceID: deviceID)
         let state = try await deviceState(stream)
-        return try await evaluate(experiment, stream: stream, state: state)
+        // Empty only when the experiment was deleted while it was evaluated.
+        guard let answer = try await evaluate([experiment], stream: stream, state: state).first else { throw Self.notFound(key) }
+        return answer
     }
 
     public func evaluateExperiments(appID: UUID, userID: String, deviceID: String) async throws(ServiceError) -> [ExperimentAnswer] {
@@ -79,12 +83,7 @@ public struct ExperimentService: ExperimentsFace {
         guard !experiments.isEmpty else { return [] }
         let stream = StreamKey(appID: appID, userID: userID, deviceID: deviceID)
         let state = try await deviceState(stream)
-        var answers: [ExperimentAnswer] = []
-        answers.reserveCapacity(experiments.count)
-        for experiment in experiments {
-            answers.append(try await evaluate(experiment, stream: stream, state: state))
-        }
-        return answers
+        return try await evaluate(experiments, stream: stream, state: state)
     }
 
     /// The device's state now, as the gates read it, with its `installId`, which the device
@@ -107,57 +106,97 @@ public struct ExperimentService: ExperimentsFace {
         return state
     }
 
-    /// One experiment for one device: its current exposure, the domain's decision, and the
-    /// exposure recorded when the decision asks for one. When the experiment changed under the
-    /// evaluation (stopped, deleted, its variants made again), it is read again once.
+    /// Experiments for one device, in their order: the device's current exposures (from
+    /// memory, the rest in one read), the domain's decisions, and every exposure they ask for
+    /// recorded at once (`ExposureCommitter`: one request, so a bulk evaluation of a new device
+    /// waits for one group commit, shared with the other evaluations arriving meanwhile) and
+    /// committed before the answer. Where another server won the race to expose a unit, its
+    /// variant is the answer. An experiment that changed under the evaluation (stopped,
+    /// deleted, its variants made again) is read again once; one deleted meanwhile is left out.
     private func evaluate(
-        _ experiment: Experiment, stream: StreamKey, state: DeviceState, again: Bool = true
-    ) async throws(ServiceError) -> ExperimentAnswer {
-        let exposure = try await currentExposure(experiment.key, stream: stream, state: state)
+        _ experiments: [Experiment], stream: StreamKey, state: DeviceState, again: Bool = true
+    ) async throws(ServiceError) -> [ExperimentAnswer] {
+        let exposures = try await currentExposures(experiments.map(\.key), stream: stream, state: state)
         let unit = ExperimentUnit(state: state, userID: stream.userID, deviceID: stream.deviceID)
-        let evaluation = experiment.evaluate(
-            state: state, exposure: exposure, unit: unit, buckets: ExperimentBuckets(appID: stream.appID, definition: experiment.definition))
-        guard let exposing = evaluation.exposes else {
-            return ExperimentAnswer(experiment: experiment.key, variant: evaluation.variant, reason: evaluation.reason, exposedAt: evaluation.exposedAt)
-        }
-        let epoch = memory.epoch
-        let pool = self.pool
-        let key = experiment.key
-        let variant = evaluation.variant
-        let recorded = try await service.database {
-            try await pool.withConnection { connection in
-                try ExperimentExposures.record(appID: stream.appID, key: key, unit: exposing, variant: variant, stream: stream, on: connection)
+        var answers: [ExperimentAnswer?] = []
+        answers.reserveCapacity(experiments.count)
+        var exposing: [(index: Int, exposure: ExposureCommitter.Exposing)] = []
+        // The app's id as `ExperimentBuckets(appID:definition:)` writes it, once for them all.
+        let appIDText = stream.appID.uuidString.lowercased()
+        for (index, experiment) in experiments.enumerated() {
+            let buckets = ExperimentBuckets(appIDText: appIDText, key: experiment.key, variants: experiment.definition.variants)
+            let evaluation = experiment.evaluate(state: state, exposure: exposures[experiment.key], unit: unit, buckets: buckets)
+            if let exposes = evaluation.exposes {
+                exposing.append((index, ExposureCommitter.Exposing(
+                    appID: stream.appID, experiment: experiment.key, unit: exposes, variant: evaluation.variant, stream: stream)))
+                answers.append(nil)
+            } else {
+                answers.append(ExperimentAnswer(
+                    experiment: experiment.key, variant: evaluation.variant, reason: evaluation.reason, exposedAt: evaluation.exposedAt))
             }
         }
-        if let recorded {
-            memory.remember(recorded, stream: stream, experiment: key, installID: state.installID, epoch: epoch)
-            return ExperimentAnswer(experiment: key, variant: recorded.variant, reason: .assigned, exposedAt: recorded.exposedAt)
+        guard !exposing.isEmpty else { return answers.compactMap { $0 } }
+        let epoch = memory.epoch
+        let committer = self.committer
+        let asked = exposing.map { $0.exposure }
+        let recorded = try await service.database { try await committer.record(asked) }
+        var changed: Set<String> = []
+        for ((index, exposure), stored) in zip(exposing, recorded) {
+            guard let stored else {
+                changed.insert(exposure.experiment)
+                continue
+            }
+            memory.remember(stored, stream: stream, experiment: exposure.experiment, installID: state.installID, epoch: epoch)
+            answers[index] = ExperimentAnswer(experiment: exposure.experiment, variant: stored.variant, reason: .assigned, exposedAt: stored.exposedAt)
         }
-        // Not running as read: what it is now decides (a stop answers the winner).
+        guard !changed.isEmpty else { return answers.compactMap { $0 } }
+        // Not running as read: what each is now decides (a stop answers the winner).
         catalog.invalidate(stream.appID)
         guard again else {
             throw ServiceError(.overloaded, "the experiment changed while the device was evaluated; try again")
         }
-        let fresh = try await self.experiment(appID: stream.appID, key: key)
-        return try await evaluate(fresh, stream: stream, state: state, again: false)
+        let fresh = try await self.experiments(appID: stream.appID).filter { changed.contains($0.key) }
+        var reevaluated: [String: ExperimentAnswer] = [:]
+        for answer in try await evaluate(fresh, stream: stream, state: state, again: false) {
+            reevaluated[answer.experiment] = answer
+        }
+        for (index, experiment) in experiments.enumerated() where answers[index] == nil {
+            answers[index] = reevaluated[experiment.key]
+        }
+        return answers.compactMap { $0 }
     }
 
-    /// The device's current exposure to the experiment (`ExperimentUnit.candidates`), from
-    /// memory when known. Remembered only when it is filed under the unit the device would be
-    /// exposed as now, so that I1's reinstall, which replaces it, never leaves it in memory
-    /// (`ExposureMemory`).
-    private func currentExposure(_ key: String, stream: StreamKey, state: DeviceState) async throws(ServiceError) -> ExperimentExposure? {
-        if let known = memory.exposure(stream, experiment: key, installID: state.installID) { return known }
+    /// The device's current exposures to the experiments `keys` (`ExperimentUnit.candidates`),
+    /// by key: from memory when known, the others in one read. Remembered only when filed under
+    /// the unit the device would be exposed as now, so that I1's reinstall, which replaces it,
+    /// never leaves it in memory (`ExposureMemory`).
+    private func currentExposures(_ keys: [String], stream: StreamKey, state: DeviceState) async throws(ServiceError) -> [String: ExperimentExposure] {
+        var found: [String: ExperimentExposure] = [:]
+        var missing: [String] = []
+        for key in keys {
+            if let known = memory.exposure(stream, experiment: key, installID: state.installID) {
+                found[key] = known
+            } else {
+                missing.append(key)
+            }
+        }
+        guard !missing.isEmpty else { return found }
         let candidates = ExperimentUnit.candidates(state: state, userID: stream.userID, deviceID: stream.deviceID)
         let epoch = memory.epoch
         let pool = self.pool
-        let found = try await service.database {
+        let appID = stream.appID
+        let keys = missing
+        let read = try await service.database {
             try await pool.withConnection { connection in
-                try ExperimentExposures.current(appID: stream.appID, key: key, units: candidates, on: connection)
+                try ExperimentExposures.current(appID: appID, keys: keys, units: candidates, on: connection)
             }
         }
-        if let found, found.unit == ExperimentUnit(state: state, userID: stream.userID, deviceID: stream.deviceID) {
-            memory.remember(found, stream: stream, experiment: key, installID: state.installID, epoch: epoch)
+        let unit = ExperimentUnit(state: state, userID: stream.userID, deviceID: stream.deviceID)
+        for (key, exposure) in read {
+            found[key] = exposure
+            if exposure.unit == unit {
+                memory.remember(exposure, stream: stream, experiment: key, installID: state.installID, epoch: epoch)
+            }
         }
         return found
     }

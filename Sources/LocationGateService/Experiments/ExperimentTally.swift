@@ -13,15 +13,18 @@ import ServiceLifecycle
 ///
 /// What an event does here:
 /// - **An answer** (explicit or inferred, O2; the outcome's analytics name the prompt it
-///   answered) to a prompt kind of an experiment of the app that runs, or stopped at a later
-///   position: it is the first qualifying answer of each unit of the stream (`device:` the
-///   stream, `install:` the `installId` the stream had then) whose exposure is still waiting,
-///   was made before the prompt was shown (the exposure's position is below that of the event
-///   that showed it) and was not replaced. Such an exposure is marked answered, with whether
-///   the answer granted what the prompt asked, and its variant's `answered` and `granted` are
-///   added to.
+///   answered) to a prompt kind of an experiment of the app, to a prompt shown while the
+///   experiment ran (at or below its stop's position; SPEC §16: a prompt "shown after the
+///   exposure and before the experiment stopped", so an answer given just after a stop to a
+///   prompt the variant showed still counts): it is the first qualifying answer of each unit of
+///   the stream (`device:` the stream, `install:` the `installId` the stream had then) whose
+///   exposure is still waiting, was made before the prompt was shown (the exposure's position
+///   is below that of the event that showed it) and was not replaced. Such an exposure is
+///   marked answered, with whether the answer granted what the prompt asked, and its
+///   variant's `answered` and `granted` are added to.
 /// - **A correction** (O2, D6): the exposure that counted the corrected answer takes the
-///   corrected grant, and `granted` moves with it.
+///   corrected grant, and `granted` moves with it, also after a stop (it corrects an answer
+///   that counted).
 /// - **I1's reinstall**: the exposures of the stream's units so far are marked replaced at the
 ///   event's position: later answers do not count for them, and the next evaluation exposes
 ///   the new installation.
@@ -135,11 +138,13 @@ struct TallyPage {
     struct Counted {
         var key: String
         var prompt: ExperimentPromptKinds
-        /// Nil while it runs; answers at this position or later do not count.
+        /// Nil while it runs; the log's last position handed out when it stopped: an answer
+        /// counts only for a prompt shown at this position or below (inserted before the stop).
         var stoppedPosition: Int64?
 
-        func counts(_ prompt: Prompt, at position: Int64) -> Bool {
-            self.prompt.contains(prompt) && stoppedPosition.map { position < $0 } ?? true
+        /// Whether an answer to `prompt`, shown at `shownPosition`, can count.
+        func counts(_ prompt: Prompt, shownAt shownPosition: Int64) -> Bool {
+            self.prompt.contains(prompt) && stoppedPosition.map { shownPosition <= $0 } ?? true
         }
     }
 
@@ -156,15 +161,15 @@ struct TallyPage {
             }
         }
         if let analytics = outcome.analytics, let prompt = analytics.prompt {
-            let keys = experiments.filter { $0.counts(prompt, at: position) }.map(\.key)
-            if !keys.isEmpty {
+            let candidates = experiments.filter { $0.prompt.contains(prompt) }
+            if !candidates.isEmpty {
                 let granted = Self.grantedWhatItAsked(prompt, analytics: analytics)
-                try answer(prompt, granted: granted, keys: keys, stream: stream, version: version, position: position, on: connection)
+                try answer(prompt, granted: granted, experiments: candidates, stream: stream, version: version, position: position, on: connection)
             }
         }
         for effect in outcome.effects {
             guard case .answerCorrected(let prompt, _, let to) = effect else { continue }
-            let keys = experiments.filter { $0.counts(prompt, at: position) }.map(\.key)
+            let keys = experiments.filter { $0.prompt.contains(prompt) }.map(\.key)
             guard !keys.isEmpty else { continue }
             try correct(prompt, to: to, keys: keys, stream: stream, version: version, position: position, on: connection)
         }
@@ -213,9 +218,12 @@ struct TallyPage {
     }
 
     /// The stream's units as of `version`: its own, and its installation's when a
-    /// `contextReported` up to that version gave an `installId`.
+    /// `contextReported` up to that version gave an `installId`. Where retention erased the
+    /// stream's prefix (SPEC §13) the report may be gone from `events`; the snapshot that took
+    /// the prefix's place keeps the installation it had (`stream_snapshots.install_id`), and
+    /// any report left in `events` is later than it.
     private static func units(of stream: StreamKey, atVersion version: Int64, on connection: PostgresConnection) throws -> [String] {
-        let installID = try connection.query(
+        var installID = try connection.query(
             """
             SELECT data->>'installId' FROM events
             WHERE app_id = \(stream.appID) AND user_id = \(stream.userID) AND device_id = \(stream.deviceID)
@@ -223,16 +231,28 @@ struct TallyPage {
             ORDER BY version DESC LIMIT 1
             """
         ).first?.decodeIfPresent(0, as: String.self)
+        if installID == nil {
+            installID = try connection.query(
+                """
+                SELECT install_id FROM stream_snapshots
+                WHERE app_id = \(stream.appID) AND user_id = \(stream.userID) AND device_id = \(stream.deviceID)
+                  AND version <= \(version) AND install_id IS NOT NULL
+                ORDER BY version DESC LIMIT 1
+                """
+            ).first?.decodeIfPresent(0, as: String.self)
+        }
         var units = [ExperimentUnit.device(userID: stream.userID, deviceID: stream.deviceID).text]
         if let installID { units.append(ExperimentUnit.install(installID).text) }
         return units
     }
 
     private mutating func answer(
-        _ prompt: Prompt, granted: Bool, keys: [String], stream: StreamKey, version: Int64, position: Int64, on connection: PostgresConnection
+        _ prompt: Prompt, granted: Bool, experiments: [Counted], stream: StreamKey, version: Int64, position: Int64,
+        on connection: PostgresConnection
     ) throws {
         // Where the prompt answered was shown: the stream's latest event up to this one that
-        // showed it. An exposure counts the answer only when it was made before that.
+        // showed it. An exposure counts the answer only when it was made before that, and an
+        // experiment only when it had not stopped by then.
         let shownFilter = #"[{"kind":"promptShown","prompt":""# + prompt.rawValue + #""}]"#
         guard let shown = try connection.query(
             """
@@ -242,6 +262,8 @@ struct TallyPage {
             ORDER BY version DESC LIMIT 1
             """
         ).first?.decode(0, as: Int64.self) else { return }
+        let keys = experiments.filter { $0.counts(prompt, shownAt: shown) }.map(\.key)
+        guard !keys.isEmpty else { return }
         let units = try Self.units(of: stream, atVersion: version, on: connection)
         let answered = try connection.query(
             """
