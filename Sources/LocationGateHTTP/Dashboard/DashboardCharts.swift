@@ -131,6 +131,29 @@ enum DashboardCharts {
             lanes: AuthorizationStatus.allCases.map(\.rawValue))
     }
 
+    /// An experiment's variants (SPEC §16, §8 "the Experiments page each variant's grant rate
+    /// with its interval"), the control first as the results list them: each variant's exposed
+    /// grant rate (granted/exposed, the verdict) as a bar with its 95% interval (`ci95Exposed`),
+    /// and with `answered` the grant rate of those who answered (`grantRate`) as a marker. The
+    /// figures are the results' own, so the accessible name states the API's numbers.
+    static func experimentVariants(_ title: String, _ results: ExperimentResults, answered: Bool) -> SVGChart.Markup {
+        SVGChart.intervalBars(
+            title,
+            results.variants.map { variant in
+                SVGChart.IntervalBar(
+                    label: variant.variant, rate: variant.exposedGrantRate, interval: range(variant.ci95Exposed),
+                    marker: answered ? variant.grantRate : nil)
+            },
+            rateName: "exposed grant rate", markerName: answered ? "grant rate of those who answered" : nil)
+    }
+
+    /// An interval as a range; none when it has no finite, ordered bounds (a range of them
+    /// would trap).
+    static func range(_ interval: WilsonScoreInterval?) -> ClosedRange<Double>? {
+        guard let interval, interval.low.isFinite, interval.high.isFinite, interval.low <= interval.high else { return nil }
+        return interval.low...interval.high
+    }
+
     // MARK: - Reading rows
 
     /// A prompt row's choices with their counts, in the order `PromptChoice` lists them (the
