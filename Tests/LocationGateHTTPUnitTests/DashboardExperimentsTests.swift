@@ -53,15 +53,20 @@ struct DashboardExperimentsTests {
         #expect(html.contains("<title>Experiment ask-early · LocationGate</title>"))
         #expect(html.contains(#"<a href="/dashboard/experiments" class="active">Experiments</a>"#))
         // The figures, as the results give them (Wilson's interval at z = 1.959964).
-        #expect(Self.chartName(html) == "Exposed grant rate per variant, with its 95% interval and the grant rate of those who answered. "
-            + "dialog: exposed grant rate 41.0% (95% interval 31.9% to 50.8%), grant rate of those who answered 68.3%; "
-            + "early: exposed grant rate 25.0% (95% interval 18.1% to 33.4%), grant rate of those who answered 75.0%")
+        let detailTitle: String = "Exposed grant rate per variant, with its 95% interval and the grant rate of those who answered. "
+        let detailDialog: String = "dialog: exposed grant rate 41.0% (95% interval 31.9% to 50.8%), grant rate of those who answered 68.3%; "
+        let detailEarly: String = "early: exposed grant rate 25.0% (95% interval 18.1% to 33.4%), grant rate of those who answered 75.0%"
+        let detailName: String = detailTitle + detailDialog + detailEarly
+        let detailChartName: String? = Self.chartName(html)
+        #expect(detailChartName == detailName)
         for variant in results.variants {
-            let expected = [variant.exposedGrantRate, variant.ci95Exposed?.low, variant.ci95Exposed?.high, variant.grantRate]
-                .map { SVGChart.percent($0 ?? .nan) }
-            let name = Self.chartName(html) ?? ""
-            #expect(name.contains("\(variant.variant): exposed grant rate \(expected[0]) (95% interval \(expected[1]) to \(expected[2])), "
-                + "grant rate of those who answered \(expected[3])"))
+            let rates: [Double?] = [variant.exposedGrantRate, variant.ci95Exposed?.low, variant.ci95Exposed?.high, variant.grantRate]
+            let expected: [String] = rates.map { (rate: Double?) -> String in SVGChart.percent(rate ?? Double.nan) }
+            let name: String = Self.chartName(html) ?? ""
+            let ratePart: String = "\(variant.variant): exposed grant rate \(expected[0]) (95% interval \(expected[1]) to \(expected[2])), "
+            let answeredPart: String = "grant rate of those who answered \(expected[3])"
+            let variantPart: String = ratePart + answeredPart
+            #expect(name.contains(variantPart))
         }
         // The table: the API's field names, the control first, each number exact in data-value.
         #expect(html.contains(#"<table id="results"><thead><tr><th>variant</th><th>exposed</th><th>answered</th><th>granted</th><th>grantRate</th><th>ci95</th><th>exposedGrantRate</th><th>ci95Exposed</th><th>uplift</th><th>pValue</th></tr>"#))
@@ -115,9 +120,14 @@ struct DashboardExperimentsTests {
         #expect(html.contains(#"<section class="experiment" data-experiment="ask-early"><h2><a href="/dashboard/experiments/ask-early">ask-early</a></h2>"#))
         #expect(html.contains(#"<span class="state">running</span> · prompt whenInUse, locationButton</p>"#))
         #expect(html.contains(#"<span class="state">stopped</span> · prompt whenInUse, locationButton · <span class="outcome">stopReason guard, winner dialog</span></p>"#))
-        #expect(html.components(separatedBy: #"<svg class="chart""#).count - 1 == 2)
-        #expect(Self.chartName(html) == "ask-early: exposed grant rate per variant. "
-            + "dialog: exposed grant rate 41.0% (95% interval 31.9% to 50.8%); early: exposed grant rate 25.0% (95% interval 18.1% to 33.4%)")
+        let pieces: [String] = html.components(separatedBy: #"<svg class="chart""#)
+        let charts: Int = pieces.count - 1
+        #expect(charts == 2)
+        let listTitle: String = "ask-early: exposed grant rate per variant. "
+        let listBars: String = "dialog: exposed grant rate 41.0% (95% interval 31.9% to 50.8%); early: exposed grant rate 25.0% (95% interval 18.1% to 33.4%)"
+        let listName: String = listTitle + listBars
+        let listChartName: String? = Self.chartName(html)
+        #expect(listChartName == listName)
         #expect(html.contains(#"<table id="experiments">"#) && html.contains("<td>guard</td><td>dialog</td>"))
 
         let empty = try Self.render(DashboardRoutes.experimentListPage([]), "/dashboard/experiments")
@@ -129,8 +139,11 @@ struct DashboardExperimentsTests {
         let experiment = try Self.experiment()
         let results = ExperimentResults(experiment: experiment.key, state: .running, variants: VariantResult.rows(of: experiment.definition, counts: []))
         let html = try Self.render(DashboardRoutes.experimentDetailPage(experiment, results, canStop: false), "/dashboard/experiments/ask-early")
-        #expect(Self.chartName(html)?.hasSuffix("dialog: exposed grant rate none, grant rate of those who answered none; "
-            + "early: exposed grant rate none, grant rate of those who answered none") == true)
+        let noneDialog: String = "dialog: exposed grant rate none, grant rate of those who answered none; "
+        let noneEarly: String = "early: exposed grant rate none, grant rate of those who answered none"
+        let noneSuffix: String = noneDialog + noneEarly
+        let noneChartName: String = Self.chartName(html) ?? ""
+        #expect(noneChartName.hasSuffix(noneSuffix))
         #expect(html.contains(#"<tr><td>early</td><td class="n" data-value="0">0</td><td class="n" data-value="0">0</td><td class="n" data-value="0">0</td><td class="n" data-value="">–</td>"#))
         #expect(!html.contains("NaN") && !html.contains(#""nan"#) && !html.contains(#""inf"#))
     }

@@ -137,21 +137,24 @@ enum DashboardCharts {
     /// and with `answered` the grant rate of those who answered (`grantRate`) as a marker. The
     /// figures are the results' own, so the accessible name states the API's numbers.
     static func experimentVariants(_ title: String, _ results: ExperimentResults, answered: Bool) -> SVGChart.Markup {
-        SVGChart.intervalBars(
-            title,
-            results.variants.map { variant in
-                SVGChart.IntervalBar(
-                    label: variant.variant, rate: variant.exposedGrantRate, interval: range(variant.ci95Exposed),
-                    marker: answered ? variant.grantRate : nil)
-            },
-            rateName: "exposed grant rate", markerName: answered ? "grant rate of those who answered" : nil)
+        let bars: [SVGChart.IntervalBar] = results.variants.map { (variant: VariantResult) -> SVGChart.IntervalBar in
+            let interval: ClosedRange<Double>? = DashboardCharts.range(variant.ci95Exposed)
+            var marker: Double? = nil
+            if answered { marker = variant.grantRate }
+            return SVGChart.IntervalBar(label: variant.variant, rate: variant.exposedGrantRate, interval: interval, marker: marker)
+        }
+        var markerName: String? = nil
+        if answered { markerName = "grant rate of those who answered" }
+        return SVGChart.intervalBars(title, bars, rateName: "exposed grant rate", markerName: markerName)
     }
 
     /// An interval as a range; none when it has no finite, ordered bounds (a range of them
     /// would trap).
     static func range(_ interval: WilsonScoreInterval?) -> ClosedRange<Double>? {
         guard let interval, interval.low.isFinite, interval.high.isFinite, interval.low <= interval.high else { return nil }
-        return interval.low...interval.high
+        let low: Double = interval.low, high: Double = interval.high
+        let bounds: ClosedRange<Double> = low...high
+        return bounds
     }
 
     // MARK: - Reading rows

@@ -46,13 +46,20 @@ struct DashboardPage {
     /// The view model of the page's template. Each CSV link is the page's own address with
     /// `csv=<table>`; the filter form submits to the page's own address.
     func view(for request: Request) -> View {
-        view(path: request.uri.path, query: request.uri.queryParameters.map { (String($0.key), String($0.value)) })
+        var query: [(String, String)] = []
+        for item in request.uri.queryParameters {
+            let name: String = String(item.key)
+            let value: String = String(item.value)
+            query.append((name, value))
+        }
+        let path: String = request.uri.path
+        return view(path: path, query: query)
     }
 
     /// The view model for the page at `path` with `query`: a page answered to a POST (a refused
     /// form) is shown with the address of the page it came from, so that its CSV links work.
     func view(path: String, query: [(String, String)]) -> View {
-        let kept = query.filter { $0.0 != "csv" }
+        let kept: [(String, String)] = query.filter { (item: (String, String)) -> Bool in item.0 != "csv" }
         let filtersView = filters.map { filters in
             let groupValue = filters.groupBy.map(\.rawValue).joined(separator: ",")
             let platform = filters.platform ?? ""

@@ -37,60 +37,80 @@ extension DashboardRoutes {
     var experimentsFace: any ExperimentsFace { service.experiments }
 
     @Sendable func experimentList(_ request: Request, context: AppRequestContext) async throws -> Response {
-        try await page(request, context) { identity, _ in
-            let face = experimentsFace
+        try await page(request, context) { (identity: APIIdentity, _: Filters) async throws -> DashboardPage in
+            let face: any ExperimentsFace = experimentsFace
             var listed: [(experiment: Experiment, results: ExperimentResults)] = []
-            for experiment in try await face.experiments(appID: identity.appID) {
+            let experiments: [Experiment] = try await face.experiments(appID: identity.appID)
+            for experiment in experiments {
+                // The refusal is kept and handled after the `do` (a `catch ... where` over a
+                // typed error crashed the compiler's ownership checks).
+                var refusal: ServiceError? = nil
                 do throws(ServiceError) {
-                    let results = try await face.experimentResults(appID: identity.appID, key: experiment.key)
+                    let results: ExperimentResults = try await face.experimentResults(appID: identity.appID, key: experiment.key)
                     listed.append((experiment: experiment, results: results))
-                } catch let error where error.code == .notFound {
-                    // Deleted since the list was read: no longer shown.
+                } catch {
+                    refusal = error
                 }
+                // Deleted since the list was read (notFound): no longer shown.
+                if let refusal, refusal.code != ServiceError.Code.notFound { throw refusal }
             }
-            return Self.experimentListPage(listed)
+            let listPage: DashboardPage = Self.experimentListPage(listed)
+            return listPage
         }
     }
 
     @Sendable func experimentDetail(_ request: Request, context: AppRequestContext) async throws -> Response {
-        try await page(request, context) { identity, _ in
-            guard let key = Self.dashboardExperimentKey(context) else { throw APIError(.notFound, "no such experiment") }
-            let face = experimentsFace
-            let experiment = try await face.experiment(appID: identity.appID, key: key)
-            let results = try await face.experimentResults(appID: identity.appID, key: key)
-            return Self.experimentDetailPage(
-                experiment, results, canStop: identity.scope == .admin, stopped: request.uri.queryParameters.get("stopped") == "1")
+        try await page(request, context) { (identity: APIIdentity, _: Filters) async throws -> DashboardPage in
+            guard let key: String = Self.dashboardExperimentKey(context) else { throw APIError(.notFound, "no such experiment") }
+            let face: any ExperimentsFace = experimentsFace
+            let experiment: Experiment = try await face.experiment(appID: identity.appID, key: key)
+            let results: ExperimentResults = try await face.experimentResults(appID: identity.appID, key: key)
+            let canStop: Bool = identity.scope == KeyScope.admin
+            let stoppedFlag: String? = request.uri.queryParameters.get("stopped")
+            let stopped: Bool = stoppedFlag == "1"
+            let detailPage: DashboardPage = Self.experimentDetailPage(experiment, results, canStop: canStop, stopped: stopped)
+            return detailPage
         }
     }
 
     @Sendable func stopExperimentForm(_ request: Request, context: AppRequestContext) async throws -> Response {
         guard let identity = context.identity else { return Self.toSignIn() }
         try requireOwnOrigin(request)
-        guard identity.scope == .admin else { return try Self.experimentsAdminOnly() }
-        guard let key = Self.dashboardExperimentKey(context) else { throw APIError(.notFound, "no such experiment") }
+        guard identity.scope == KeyScope.admin else { return try Self.experimentsAdminOnly() }
+        guard let key: String = Self.dashboardExperimentKey(context) else { throw APIError(.notFound, "no such experiment") }
         var request = request
-        let body = String(decoding: try await request.bodyData(limit: 16 * 1024), as: UTF8.self)
-        let face = experimentsFace
+        let limit: Int = 16 * 1024
+        let data: Data = try await request.bodyData(limit: limit)
+        let body: String = String(decoding: data, as: UTF8.self)
+        let face: any ExperimentsFace = experimentsFace
         // The refusal is kept and handled after the `do` (a `catch ... where` over a typed
         // error here crashed the compiler's ownership checks).
-        var refusal: ServiceError?
+        var refusal: ServiceError? = nil
         do throws(ServiceError) {
-            let form = try DashboardForm(body, allowed: ["winner"])
+            let form: DashboardForm = try DashboardForm(body, allowed: ["winner"])
             // The form always sends a winner; none (or an empty one) means the control, as the API's.
-            let winner = form["winner"].flatMap { $0.isEmpty ? nil : $0 }
-            _ = try await face.stopExperiment(appID: identity.appID, key: key, winner: winner, actor: .key(identity.keyID))
+            let sent: String? = form["winner"]
+            var winner: String? = nil
+            if let sent, !sent.isEmpty { winner = sent }
+            _ = try await face.stopExperiment(appID: identity.appID, key: key, winner: winner, actor: AuditActor.key(identity.keyID))
         } catch {
             refusal = error
         }
         if let refusal {
-            guard [.invalidRequest, .validationFailed, .experimentStopped].contains(refusal.code) else { throw refusal }
+            let shownAgain: [ServiceError.Code] = [.invalidRequest, .validationFailed, .experimentStopped]
+            guard shownAgain.contains(refusal.code) else { throw refusal }
             // The page again with the reason, answered with the API's status: nothing changed.
-            let experiment = try await face.experiment(appID: identity.appID, key: key)
-            let results = try await face.experimentResults(appID: identity.appID, key: key)
-            let page = Self.experimentDetailPage(experiment, results, canStop: true, error: refusal.message)
-            return try Self.render(APIError(refusal).status, .experiment, page.view(path: Self.experimentPath(key), query: []))
+            let experiment: Experiment = try await face.experiment(appID: identity.appID, key: key)
+            let results: ExperimentResults = try await face.experimentResults(appID: identity.appID, key: key)
+            let page: DashboardPage = Self.experimentDetailPage(experiment, results, canStop: true, error: refusal.message)
+            let status: HTTPResponse.Status = APIError(refusal).status
+            let noQuery: [(String, String)] = []
+            let view: DashboardPage.View = page.view(path: Self.experimentPath(key), query: noQuery)
+            return try Self.render(status, DashboardTemplates.Name.experiment, view)
         }
-        return Response(status: .seeOther, headers: [.location: Self.experimentPath(key) + "?stopped=1"])
+        let location: String = Self.experimentPath(key) + "?stopped=1"
+        let headers: HTTPFields = [.location: location]
+        return Response(status: .seeOther, headers: headers)
     }
 
     // MARK: - Pages
@@ -98,27 +118,110 @@ extension DashboardRoutes {
     /// The Experiments page: a card per experiment (its chart of exposed grant rates), then
     /// the table of experiments with its CSV link.
     static func experimentListPage(_ listed: [(experiment: Experiment, results: ExperimentResults)]) -> DashboardPage {
-        let entries = listed.map { item -> DashboardPage.ExperimentList.Entry in
-            let experiment = item.experiment
-            return DashboardPage.ExperimentList.Entry(
-                key: experiment.key, href: experimentPath(experiment.key), state: experiment.state.rawValue,
-                prompts: promptKinds(experiment.definition), outcome: outcome(experiment), hasOutcome: experiment.state == .stopped,
-                chart: DashboardCharts.experimentVariants("\(experiment.key): exposed grant rate per variant", item.results, answered: false))
+        let entries: [DashboardPage.ExperimentList.Entry] = listed.map {
+            (item: (experiment: Experiment, results: ExperimentResults)) -> DashboardPage.ExperimentList.Entry in
+            experimentListEntry(item.experiment, item.results)
         }
-        let table = DashboardTable(
-            id: "experiments", title: "Experiments",
-            columns: ["key", "state", "prompt", "variants", "control", "stopReason", "winner", "createdAt", "stoppedAt"],
-            rows: listed.map { item -> [DashboardTable.Cell] in
-                let experiment = item.experiment, definition = item.experiment.definition
-                return [
-                    .text(experiment.key), .text(experiment.state.rawValue), .text(promptKinds(definition)), .text(weights(definition)),
-                    .text(definition.control), .text(experiment.stopReason?.rawValue ?? ""), .text(experiment.winner ?? ""),
-                    .text(RFC3339.string(from: experiment.createdAt)), .text(experiment.stoppedAt.map(RFC3339.string(from:)) ?? ""),
-                ]
-            })
+        let columns: [String] = ["key", "state", "prompt", "variants", "control", "stopReason", "winner", "createdAt", "stoppedAt"]
+        let rows: [[DashboardTable.Cell]] = listed.map {
+            (item: (experiment: Experiment, results: ExperimentResults)) -> [DashboardTable.Cell] in
+            experimentListRow(item.experiment)
+        }
+        let table: DashboardTable = DashboardTable(id: "experiments", title: "Experiments", columns: columns, rows: rows)
+        let sections: [DashboardPage.Section] = [DashboardPage.Section(chart: SVGChart.Markup.empty, table: table)]
+        let list: DashboardPage.ExperimentList = DashboardPage.ExperimentList(entries: entries)
         return DashboardPage(
             template: .experiments, title: "Experiments", active: "/dashboard/experiments", filters: nil, groupChoices: [],
-            sections: [.init(chart: .empty, table: table)], experimentList: DashboardPage.ExperimentList(entries: entries))
+            sections: sections, experimentList: list)
+    }
+
+    /// One card of the Experiments page.
+    static func experimentListEntry(_ experiment: Experiment, _ results: ExperimentResults) -> DashboardPage.ExperimentList.Entry {
+        let key: String = experiment.key
+        let href: String = experimentPath(key)
+        let state: String = experiment.state.rawValue
+        let prompts: String = promptKinds(experiment.definition)
+        let ending: String = outcome(experiment)
+        let hasOutcome: Bool = experiment.state == ExperimentState.stopped
+        let chartTitle: String = "\(key): exposed grant rate per variant"
+        let chart: SVGChart.Markup = DashboardCharts.experimentVariants(chartTitle, results, answered: false)
+        return DashboardPage.ExperimentList.Entry(
+            key: key, href: href, state: state, prompts: prompts, outcome: ending, hasOutcome: hasOutcome, chart: chart)
+    }
+
+    /// One row of the Experiments page's table.
+    static func experimentListRow(_ experiment: Experiment) -> [DashboardTable.Cell] {
+        let definition: ExperimentDefinition = experiment.definition
+        let key: String = experiment.key
+        let state: String = experiment.state.rawValue
+        let prompts: String = promptKinds(definition)
+        let variants: String = weights(definition)
+        let control: String = definition.control
+        let stopReason: String = experiment.stopReason?.rawValue ?? ""
+        let winner: String = experiment.winner ?? ""
+        let createdAt: String = RFC3339.string(from: experiment.createdAt)
+        var stoppedAt: String = ""
+        if let date = experiment.stoppedAt { stoppedAt = RFC3339.string(from: date) }
+        var cells: [DashboardTable.Cell] = []
+        cells.append(DashboardTable.Cell.text(key))
+        cells.append(DashboardTable.Cell.text(state))
+        cells.append(DashboardTable.Cell.text(prompts))
+        cells.append(DashboardTable.Cell.text(variants))
+        cells.append(DashboardTable.Cell.text(control))
+        cells.append(DashboardTable.Cell.text(stopReason))
+        cells.append(DashboardTable.Cell.text(winner))
+        cells.append(DashboardTable.Cell.text(createdAt))
+        cells.append(DashboardTable.Cell.text(stoppedAt))
+        return cells
+    }
+
+    /// One variant's row of an experiment's results table, the API's numbers.
+    static func experimentResultRow(_ variant: VariantResult) -> [DashboardTable.Cell] {
+        let exposed: Double = Double(variant.exposed)
+        let answered: Double = Double(variant.answered)
+        let granted: Double = Double(variant.granted)
+        let ci95: (low: Double, high: Double)? = bounds(variant.ci95)
+        let ci95Exposed: (low: Double, high: Double)? = bounds(variant.ci95Exposed)
+        var cells: [DashboardTable.Cell] = []
+        cells.append(DashboardTable.Cell.text(variant.variant))
+        cells.append(DashboardTable.Cell.count(exposed))
+        cells.append(DashboardTable.Cell.count(answered))
+        cells.append(DashboardTable.Cell.count(granted))
+        cells.append(DashboardTable.Cell.rate(variant.grantRate))
+        cells.append(DashboardTable.Cell.interval(ci95))
+        cells.append(DashboardTable.Cell.rate(variant.exposedGrantRate))
+        cells.append(DashboardTable.Cell.interval(ci95Exposed))
+        cells.append(DashboardTable.Cell.points(variant.uplift))
+        cells.append(DashboardTable.Cell.probability(variant.pValue))
+        return cells
+    }
+
+    /// An experiment's definition as (field, value) rows.
+    static func experimentFields(_ experiment: Experiment) -> [(String, String)] {
+        let definition: ExperimentDefinition = experiment.definition
+        var guardText: String = "none"
+        if let rule = definition.guard {
+            let maxDrop: Double = rule.maxDrop
+            let minAnswered: Int = rule.minAnswered
+            guardText = "maxDrop \(maxDrop), minAnswered \(minAnswered)"
+        }
+        var stoppedAt: String = ""
+        if let date = experiment.stoppedAt { stoppedAt = RFC3339.string(from: date) }
+        let stopReason: String = experiment.stopReason?.rawValue ?? ""
+        let winner: String = experiment.winner ?? ""
+        var fields: [(String, String)] = []
+        fields.append(("description", definition.description))
+        fields.append(("prompt", promptKinds(definition)))
+        fields.append(("variants", weights(definition)))
+        fields.append(("control", definition.control))
+        fields.append(("eligible", eligibility(definition.eligibility)))
+        fields.append(("guard", guardText))
+        fields.append(("state", experiment.state.rawValue))
+        fields.append(("createdAt", RFC3339.string(from: experiment.createdAt)))
+        fields.append(("stoppedAt", stoppedAt))
+        fields.append(("stopReason", stopReason))
+        fields.append(("winner", winner))
+        return fields
     }
 
     /// An experiment's page: its variants drawn and tabled as the results give them, its
@@ -127,106 +230,154 @@ extension DashboardRoutes {
     static func experimentDetailPage(
         _ experiment: Experiment, _ results: ExperimentResults, canStop: Bool, stopped: Bool = false, error: String? = nil
     ) -> DashboardPage {
-        let definition = experiment.definition
-        let chart = DashboardCharts.experimentVariants(
-            "Exposed grant rate per variant, with its 95% interval and the grant rate of those who answered", results, answered: true)
-        let resultsTable = DashboardTable(
-            id: "results", title: "Results per variant, the control first",
-            columns: ["variant", "exposed", "answered", "granted", "grantRate", "ci95", "exposedGrantRate", "ci95Exposed", "uplift", "pValue"],
-            rows: results.variants.map { variant -> [DashboardTable.Cell] in
-                [
-                    .text(variant.variant), .count(Double(variant.exposed)), .count(Double(variant.answered)), .count(Double(variant.granted)),
-                    .rate(variant.grantRate), .interval(bounds(variant.ci95)), .rate(variant.exposedGrantRate),
-                    .interval(bounds(variant.ci95Exposed)), .points(variant.uplift), .probability(variant.pValue),
-                ]
-            },
-            apiCSV: ExperimentFormat.csv(results))
-        let fields: [(String, String)] = [
-            ("description", definition.description), ("prompt", promptKinds(definition)), ("variants", weights(definition)),
-            ("control", definition.control), ("eligible", eligibility(definition.eligibility)),
-            ("guard", definition.guard.map { "maxDrop \($0.maxDrop), minAnswered \($0.minAnswered)" } ?? "none"),
-            ("state", experiment.state.rawValue), ("createdAt", RFC3339.string(from: experiment.createdAt)),
-            ("stoppedAt", experiment.stoppedAt.map(RFC3339.string(from:)) ?? ""), ("stopReason", experiment.stopReason?.rawValue ?? ""),
-            ("winner", experiment.winner ?? ""),
+        let definition: ExperimentDefinition = experiment.definition
+        let chartTitle: String = "Exposed grant rate per variant, with its 95% interval and the grant rate of those who answered"
+        let chart: SVGChart.Markup = DashboardCharts.experimentVariants(chartTitle, results, answered: true)
+        let resultColumns: [String] = [
+            "variant", "exposed", "answered", "granted", "grantRate", "ci95", "exposedGrantRate", "ci95Exposed", "uplift", "pValue",
         ]
-        let definitionTable = DashboardTable(
-            id: "definition", title: "Definition", columns: ["field", "value"], rows: fields.map { field -> [DashboardTable.Cell] in [.text(field.0), .text(field.1)] })
-        let running = experiment.state == .running
-        let summary = DashboardPage.ExperimentSummary(
-            key: experiment.key, state: experiment.state.rawValue, status: status(experiment), stopped: stopped,
-            error: error ?? "", hasError: error != nil, canStop: canStop && running, readOnly: !canStop && running,
-            stopAction: experimentPath(experiment.key) + "/stop",
-            winnerOptions: definition.variants.map { variant in
-                let isControl = variant.key == definition.control
-                return DashboardPage.Option(value: variant.key, label: isControl ? "\(variant.key) (control)" : variant.key, selected: isControl)
-            })
+        let resultRows: [[DashboardTable.Cell]] = results.variants.map {
+            (variant: VariantResult) -> [DashboardTable.Cell] in
+            experimentResultRow(variant)
+        }
+        let apiCSV: String = ExperimentFormat.csv(results)
+        let resultsTable: DashboardTable = DashboardTable(
+            id: "results", title: "Results per variant, the control first", columns: resultColumns, rows: resultRows, apiCSV: apiCSV)
+        let fields: [(String, String)] = experimentFields(experiment)
+        let definitionRows: [[DashboardTable.Cell]] = fields.map { (field: (String, String)) -> [DashboardTable.Cell] in
+            let cells: [DashboardTable.Cell] = [DashboardTable.Cell.text(field.0), DashboardTable.Cell.text(field.1)]
+            return cells
+        }
+        let definitionColumns: [String] = ["field", "value"]
+        let definitionTable: DashboardTable = DashboardTable(
+            id: "definition", title: "Definition", columns: definitionColumns, rows: definitionRows)
+        let running: Bool = experiment.state == ExperimentState.running
+        let control: String = definition.control
+        let winnerOptions: [DashboardPage.Option] = definition.variants.map {
+            (variant: ExperimentVariant) -> DashboardPage.Option in
+            let isControl: Bool = variant.key == control
+            var label: String = variant.key
+            if isControl { label = "\(variant.key) (control)" }
+            return DashboardPage.Option(value: variant.key, label: label, selected: isControl)
+        }
+        let statusText: String = status(experiment)
+        let errorText: String = error ?? ""
+        let hasError: Bool = error != nil
+        let showsForm: Bool = canStop && running
+        let readOnly: Bool = !canStop && running
+        let stopAction: String = experimentPath(experiment.key) + "/stop"
+        let summary: DashboardPage.ExperimentSummary = DashboardPage.ExperimentSummary(
+            key: experiment.key, state: experiment.state.rawValue, status: statusText, stopped: stopped,
+            error: errorText, hasError: hasError, canStop: showsForm, readOnly: readOnly,
+            stopAction: stopAction, winnerOptions: winnerOptions)
+        let pageTitle: String = "Experiment \(experiment.key)"
+        let sections: [DashboardPage.Section] = [
+            DashboardPage.Section(chart: chart, table: resultsTable),
+            DashboardPage.Section(chart: SVGChart.Markup.empty, table: definitionTable),
+        ]
         return DashboardPage(
-            template: .experiment, title: "Experiment \(experiment.key)", active: "/dashboard/experiments", filters: nil,
-            groupChoices: [], sections: [.init(chart: chart, table: resultsTable), .init(chart: .empty, table: definitionTable)],
-            experiment: summary)
+            template: .experiment, title: pageTitle, active: "/dashboard/experiments", filters: nil,
+            groupChoices: [], sections: sections, experiment: summary)
     }
 
     // MARK: - Helpers
 
     /// 403 with a message page: a read key's session reads the experiments, an admin key's stops them.
     static func experimentsAdminOnly() throws -> Response {
-        try render(.forbidden, .message, MessageView(
-            layout: DashboardLayout(title: "Experiments", active: "/dashboard/experiments", signedIn: true),
-            message: "Stopping an experiment needs a session signed in with an admin key.", back: true))
+        let layout: DashboardLayout = DashboardLayout(title: "Experiments", active: "/dashboard/experiments", signedIn: true)
+        let message: MessageView = MessageView(
+            layout: layout, message: "Stopping an experiment needs a session signed in with an admin key.", back: true)
+        return try render(.forbidden, .message, message)
     }
 
     /// The path's experiment key, when it is one an experiment can have (as the API reads it).
     static func dashboardExperimentKey(_ context: AppRequestContext) -> String? {
-        let raw = context.pathParameter("key") ?? ""
-        let key = raw.contains("%") ? raw.removingPercentEncoding ?? "" : raw
-        return (try? ClientText.checkKey(key, field: "key", bytes: ExperimentDefinition.keyBytes)) != nil ? key : nil
+        let raw: String = context.pathParameter("key") ?? ""
+        let encoded: Bool = raw.contains("%")
+        var key: String = raw
+        if encoded {
+            let decoded: String? = raw.removingPercentEncoding
+            key = decoded ?? ""
+        }
+        let checked: Void? = try? ClientText.checkKey(key, field: "key", bytes: ExperimentDefinition.keyBytes)
+        guard checked != nil else { return nil }
+        return key
     }
 
     static func experimentPath(_ key: String) -> String {
-        "/dashboard/experiments/" + PercentEncoding.segment(key)
+        let segment: String = PercentEncoding.segment(key)
+        return "/dashboard/experiments/" + segment
     }
 
     /// The prompt kinds whose answers are the outcome, as given: "whenInUse, locationButton".
     static func promptKinds(_ definition: ExperimentDefinition) -> String {
-        definition.prompt.kinds.map(\.rawValue).joined(separator: ", ")
+        let names: [String] = definition.prompt.kinds.map { (kind: Prompt) -> String in kind.rawValue }
+        return names.joined(separator: ", ")
     }
 
     /// The variants with their weights, as listed: "control 50, priming 50".
     static func weights(_ definition: ExperimentDefinition) -> String {
-        definition.variants.map { "\($0.key) \($0.weight)" }.joined(separator: ", ")
+        let parts: [String] = definition.variants.map { (variant: ExperimentVariant) -> String in
+            "\(variant.key) \(variant.weight)"
+        }
+        return parts.joined(separator: ", ")
     }
 
     /// Who may be exposed: "platforms iOS, android; minAppVersion 5.2", or "every device".
     static func eligibility(_ eligibility: ExperimentEligibility) -> String {
         var parts: [String] = []
-        if let platforms = eligibility.platforms { parts.append("platforms " + platforms.map(\.rawValue).joined(separator: ", ")) }
-        if let statuses = eligibility.statuses { parts.append("statuses " + statuses.map(\.rawValue).joined(separator: ", ")) }
-        if let floor = eligibility.minAppVersion { parts.append("minAppVersion " + floor.text) }
-        return parts.isEmpty ? "every device" : parts.joined(separator: "; ")
+        if let platforms = eligibility.platforms {
+            let names: [String] = platforms.map { (platform: Platform) -> String in platform.rawValue }
+            let joined: String = names.joined(separator: ", ")
+            parts.append("platforms " + joined)
+        }
+        if let statuses = eligibility.statuses {
+            let names: [String] = statuses.map { (status: AuthorizationStatus) -> String in status.rawValue }
+            let joined: String = names.joined(separator: ", ")
+            parts.append("statuses " + joined)
+        }
+        if let floor = eligibility.minAppVersion {
+            let text: String = floor.text
+            parts.append("minAppVersion " + text)
+        }
+        if parts.isEmpty { return "every device" }
+        return parts.joined(separator: "; ")
     }
 
     /// A stopped experiment's end in the API's names: "stopReason operator, winner priming".
     static func outcome(_ experiment: Experiment) -> String {
-        guard experiment.state == .stopped else { return "" }
-        return "stopReason \(experiment.stopReason?.rawValue ?? "unknown"), winner \(experiment.winner ?? experiment.definition.control)"
+        guard experiment.state == ExperimentState.stopped else { return "" }
+        let reason: String = experiment.stopReason?.rawValue ?? "unknown"
+        let winner: String = experiment.winner ?? experiment.definition.control
+        return "stopReason \(reason), winner \(winner)"
     }
 
     /// Where the experiment is in its life, in a sentence.
     static func status(_ experiment: Experiment) -> String {
         switch experiment.state {
         case .running:
-            return "Running since \(RFC3339.string(from: experiment.createdAt)): a device is exposed at its first evaluation, "
-                + "and its first answer to \(promptKinds(experiment.definition)) after that counts."
+            let since: String = RFC3339.string(from: experiment.createdAt)
+            let kinds: String = promptKinds(experiment.definition)
+            let first: String = "Running since \(since): a device is exposed at its first evaluation, "
+            let second: String = "and its first answer to \(kinds) after that counts."
+            return first + second
         case .stopped:
-            let by = experiment.stopReason == .guard ? "the guard" : "an operator"
-            let at = experiment.stoppedAt.map { " at " + RFC3339.string(from: $0) } ?? ""
-            return "Stopped\(at) by \(by) (\(outcome(experiment))): every device now gets the winner."
+            let byGuard: Bool = experiment.stopReason == ExperimentStopReason.guard
+            let by: String = byGuard ? "the guard" : "an operator"
+            var at: String = ""
+            if let date = experiment.stoppedAt {
+                let stamp: String = RFC3339.string(from: date)
+                at = " at " + stamp
+            }
+            let ending: String = outcome(experiment)
+            return "Stopped\(at) by \(by) (\(ending)): every device now gets the winner."
         }
     }
 
     /// An interval's bounds as a table's cell takes them.
     static func bounds(_ interval: WilsonScoreInterval?) -> (low: Double, high: Double)? {
-        interval.map { (low: $0.low, high: $0.high) }
+        guard let interval else { return nil }
+        return (low: interval.low, high: interval.high)
     }
 }
 

@@ -45,25 +45,31 @@ struct DashboardTable {
         /// the API gives null.
         static func interval(_ bounds: (low: Double, high: Double)?) -> Cell {
             guard let bounds else { return Cell(text: "–", value: "") }
-            let parts = [
-                Part(name: "low", text: SVGChart.percent(bounds.low), value: "\(bounds.low)"),
-                Part(name: "high", text: SVGChart.percent(bounds.high), value: "\(bounds.high)"),
-            ]
-            return Cell(text: "\(parts[0].text)–\(parts[1].text)", counts: parts)
+            let lowText: String = SVGChart.percent(bounds.low)
+            let highText: String = SVGChart.percent(bounds.high)
+            let low: Part = Part(name: "low", text: lowText, value: "\(bounds.low)")
+            let high: Part = Part(name: "high", text: highText, value: "\(bounds.high)")
+            let parts: [Part] = [low, high]
+            let text: String = "\(lowText)–\(highText)"
+            return Cell(text: text, counts: parts)
         }
 
         /// A difference of two rates in rate points, signed ("+5.0 pts"), with its exact value
         /// (SPEC §16 `uplift`); "–" for null.
         static func points(_ value: Double?) -> Cell {
             guard let value, value.isFinite else { return Cell(text: "–", value: "") }
-            return Cell(text: String(format: "%+.1f pts", value * 100), value: "\(value)")
+            let scaled: Double = value * 100
+            let text: String = String(format: "%+.1f pts", scaled)
+            return Cell(text: text, value: "\(value)")
         }
 
         /// A p-value to three decimals ("< 0.001" below that), with its exact value (SPEC §16
         /// `pValue`); "–" for null.
         static func probability(_ value: Double?) -> Cell {
             guard let value, value.isFinite else { return Cell(text: "–", value: "") }
-            return Cell(text: value < 0.001 ? "< 0.001" : String(format: "%.3f", value), value: "\(value)")
+            var text: String = "< 0.001"
+            if !(value < 0.001) { text = String(format: "%.3f", value) }
+            return Cell(text: text, value: "\(value)")
         }
 
         /// Counts folded into one cell, in the order given; its text (and its CSV without
