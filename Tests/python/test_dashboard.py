@@ -1,5 +1,5 @@
 """The dashboard (SPEC §8) in a real browser: Playwright driving Debian's headless Chromium
-against a live locgate server that Deploy/e2e starts. Screenshots go to LOCGATE_SCREENSHOTS
+against a live locgate server that Deploy/e2e starts, the Experiments pages (SPEC §16) among them. Screenshots go to LOCGATE_SCREENSHOTS
 (Deploy/e2e: .dashboard/; docs/screenshots/ holds a committed set), at 1200 px, and at 1280 px
 and 360 px by the test of the boxes.
 """
@@ -33,11 +33,19 @@ def event(user, device, type_, data, day="2026-11-20", minute=0):
             "occurredAt": f"{day}T10:{minute:02d}:00Z", "type": type_, "data": data}
 
 
+# A prompt experiment of the population (SPEC §16): every device is evaluated, so exposed,
+# before its events arrive, so that its When In Use answers count.
+EXPERIMENT = "ask-early"
+
+
 @pytest.fixture(scope="module")
 def population():
     key = call("POST", "/v1/apps", TOKEN, {"name": "dashboard"})["apiKey"]
     call("PUT", "/v1/features/nearby", key, {"requires": "whenInUse", "description": HOSTILE})
     call("PUT", "/v1/features/trip-log", key, {"requires": "always", "services": ["visits"]})
+    call("PUT", f"/v1/experiments/{EXPERIMENT}", key, {
+        "description": HOSTILE, "prompt": "whenInUse",
+        "variants": [{"key": "dialog", "weight": 50}, {"key": "early", "weight": 50}], "control": "dialog"})
     flows = [
         [("authorizationRequested", {"request": "whenInUse"}), ("promptResponded", {"choice": "allowWhileUsing"}),
          ("authorizationRequested", {"request": "always"}), ("promptResponded", {"choice": "changeToAlwaysAllow"})],
@@ -57,6 +65,7 @@ def population():
                         day)]
         for minute, (type_, data) in enumerate(flows[index % len(flows)]):
             events.append(event(f"user-{index}", "phone", type_, data, day, minute + 1))
+        call("GET", f"/v1/users/user-{index}/devices/phone/experiments/{EXPERIMENT}", key)
         call("POST", "/v1/events", key, {"events": events})
     other = call("POST", "/v1/apps", TOKEN, {"name": "other"})["apiKey"]
     return key, other
@@ -125,7 +134,8 @@ def percent(rate):
 
 
 PAGES = ["/dashboard", "/dashboard/prompts?groupBy=appVersion", "/dashboard/escalation", "/dashboard/settings",
-         "/dashboard/features", "/dashboard/users/user-3/devices/phone", "/dashboard/activity"]
+         "/dashboard/features", "/dashboard/users/user-3/devices/phone", "/dashboard/activity",
+         "/dashboard/experiments", f"/dashboard/experiments/{EXPERIMENT}"]
 # Pages that are tables alone, without a chart.
 TABLES_ONLY = ("/activity",)
 
@@ -388,4 +398,162 @@ def test_a_360_px_window_never_scrolls_sideways(population, browser):
     page.goto(URL + "/dashboard/prompts?groupBy=appVersion")
     os.makedirs(SHOTS, exist_ok=True)
     page.screenshot(path=os.path.join(SHOTS, "prompts-360.png"), full_page=True)
+    context.close()
+
+
+# ---- Experiments (SPEC §16 "Dashboard"): the results API's numbers, and the stop form.
+
+RESULT_COLUMNS = ["variant", "exposed", "answered", "granted", "grantRate", "ci95", "exposedGrantRate", "ci95Exposed",
+                  "uplift", "pValue"]
+
+
+@pytest.fixture(scope="module")
+def read_key(population):
+    key, _ = population
+    return call("POST", "/v1/keys", key, {"scope": "read"})["key"]
+
+
+def fresh_admin_key(key):
+    """A key of its own for a test that signs in: sign-ins are limited to 10 per key a minute
+    (SPEC §14), and the tests before it sign in with the population's key."""
+    return call("POST", "/v1/keys", key, {"scope": "admin"})["key"]
+
+
+def results_api(key, csv=False):
+    if not csv:
+        return call("GET", f"/v1/experiments/{EXPERIMENT}/results", key)
+    request = urllib.request.Request(URL + f"/v1/experiments/{EXPERIMENT}/results",
+                                     headers={"Authorization": f"Bearer {key}", "Accept": "text/csv"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return response.read().decode()
+
+
+def exposed_figure(row):
+    """A variant's bar as the chart's accessible name states it."""
+    text = f'exposed grant rate {percent(row["exposedGrantRate"])}'
+    if row["ci95Exposed"] is not None:
+        low, high = row["ci95Exposed"]
+        text += f" (95% interval {percent(low)} to {percent(high)})"
+    return text
+
+
+def result_cells(page):
+    """The results table's rows as lists of (text, data-value, {part: data-value})."""
+    return page.eval_on_selector_all(
+        "table#results tbody tr",
+        "rows => rows.map(r => Array.from(r.cells).map(c => [c.textContent, c.getAttribute('data-value'), "
+        "Object.fromEntries(Array.from(c.querySelectorAll('span.part')).map(s => [s.dataset.name, s.dataset.value]))]))")
+
+
+def test_experiments_pages_state_the_results_api(population, browser):
+    key, _ = population
+    api = results_api(key)
+    assert [row["variant"] for row in api["variants"]] == ["dialog", "early"], "the control first"
+    assert sum(row["exposed"] for row in api["variants"]) == 24, "every device was exposed once"
+    assert sum(row["answered"] for row in api["variants"]) > 0, "answers after the exposures count"
+    context, page, requests, dialogs = sign_in(browser, fresh_admin_key(key), width=1280)
+
+    # The list: a card per experiment with its state, prompt kinds and a chart of exposed grant rates.
+    page.goto(URL + "/dashboard/experiments")
+    assert page.query_selector("a.active[href='/dashboard/experiments']") is not None
+    card = f"section.experiment[data-experiment='{EXPERIMENT}']"
+    assert page.inner_text(f"{card} .state") == "running"
+    assert "prompt whenInUse" in page.inner_text(card)
+    name = page.get_attribute(f"{card} svg[role=img]", "aria-label")
+    assert name.startswith(f"{EXPERIMENT}: exposed grant rate per variant. ")
+    assert figures(name) == {row["variant"]: exposed_figure(row) for row in api["variants"]}
+    listed = {cells[0][0]: dict(zip(headers(page, "experiments"), cells)) for cells in table(page, "experiments")}
+    assert listed[EXPERIMENT]["state"][0] == "running" and listed[EXPERIMENT]["variants"][0] == "dialog 50, early 50"
+
+    # The experiment's page: the chart states each variant's exposed grant rate with its
+    # interval and the grant rate of those who answered, as the results API gives them.
+    page.click(f"{card} h2 a")
+    page.wait_for_url(URL + f"/dashboard/experiments/{EXPERIMENT}")
+    assert HOSTILE in page.inner_text("table#definition"), "the description is shown as text"
+    bars = figures(chart_name(page, "results"))
+    assert bars == {row["variant"]: exposed_figure(row) + f', grant rate of those who answered {percent(row["grantRate"])}'
+                    for row in api["variants"]}
+    # The table: the API's fields, every number exact in data-value (an interval's bounds in its parts).
+    assert headers(page, "results") == RESULT_COLUMNS
+    rows = result_cells(page)
+    assert len(rows) == len(api["variants"])
+    for cells, expected in zip(rows, api["variants"]):
+        shown = dict(zip(RESULT_COLUMNS, cells))
+        assert shown["variant"][0] == expected["variant"]
+        for field in ["exposed", "answered", "granted"]:
+            assert int(shown[field][1]) == expected[field], field
+        for field in ["grantRate", "exposedGrantRate", "uplift", "pValue"]:
+            if expected[field] is None:
+                assert shown[field][1] == "", field
+            else:
+                assert float(shown[field][1]) == expected[field], field
+        for field in ["ci95", "ci95Exposed"]:
+            if expected[field] is None:
+                assert shown[field][1] == "" and shown[field][2] == {}, field
+            else:
+                assert [float(shown[field][2]["low"]), float(shown[field][2]["high"])] == expected[field], field
+    # Its CSV link downloads the API's CSV.
+    href = page.get_attribute("section:has(table#results) p.csv a", "href")
+    csv = context.request.get(URL + href)
+    assert csv.status == 200 and csv.headers["content-type"].startswith("text/csv")
+    assert csv.text() == results_api(key, csv=True)
+    # Reading the pages exposed no one.
+    assert results_api(key) == api
+    assert all(url.startswith(URL) for url in requests) and dialogs == []
+    os.makedirs(SHOTS, exist_ok=True)
+    page.screenshot(path=os.path.join(SHOTS, "experiment-1280.png"), full_page=True)
+    context.close()
+
+
+def test_an_admin_session_stops_an_experiment_and_a_read_session_cannot(population, read_key, browser):
+    key, _ = population
+    stop = URL + f"/dashboard/experiments/{EXPERIMENT}/stop"
+    # A read key's session reads the experiment but has no form, and its POST is refused.
+    context, page, _, _ = sign_in(browser, read_key)
+    page.goto(URL + f"/dashboard/experiments/{EXPERIMENT}")
+    assert page.query_selector("form#stop") is None and page.query_selector("select[name=winner]") is None
+    assert page.query_selector("#read-only") is not None
+    posted = context.request.post(stop, form={"winner": "early"}, headers={"Origin": URL}, max_redirects=0)
+    assert posted.status == 403
+    context.close()
+    assert call("GET", f"/v1/experiments/{EXPERIMENT}", key)["state"] == "running"
+
+    context, page, _, dialogs = sign_in(browser, fresh_admin_key(key))
+    # Another site's Origin, or none: 403. A field the form does not have: 422; a winner that is
+    # no variant: 422 with the API's message. Nothing stopped.
+    for origin in ["http://evil.example", None]:
+        posted = context.request.post(stop, form={"winner": "early"}, headers={"Origin": origin} if origin else {}, max_redirects=0)
+        assert posted.status == 403, origin
+    posted = context.request.post(stop, form={"winner": "early", "colour": "red"}, headers={"Origin": URL}, max_redirects=0)
+    assert posted.status == 422 and "colour" in posted.text()
+    posted = context.request.post(stop, form={"winner": "nobody"}, headers={"Origin": URL}, max_redirects=0)
+    assert posted.status == 422 and "winner" in posted.text()
+    assert call("GET", f"/v1/experiments/{EXPERIMENT}", key)["state"] == "running"
+
+    # The form: the control chosen at first; stop with the other variant, 303 back to the page.
+    page.goto(URL + f"/dashboard/experiments/{EXPERIMENT}")
+    assert page.eval_on_selector("form#stop select[name=winner]", "s => s.value") == "dialog"
+    page.select_option("form#stop select[name=winner]", "early")
+    with page.expect_navigation():
+        page.click("form#stop button")
+    assert page.url == URL + f"/dashboard/experiments/{EXPERIMENT}?stopped=1"
+    assert page.inner_text("#stopped") == "Stopped."
+    assert "winner early" in page.inner_text("#status")
+    assert page.query_selector("form#stop") is None, "a stopped experiment has no form"
+    stored = call("GET", f"/v1/experiments/{EXPERIMENT}", key)
+    assert stored["state"] == "stopped" and stored["winner"] == "early" and stored["stopReason"] == "operator"
+    definition = {cells[0][0]: cells[1][0] for cells in table(page, "definition")}
+    assert definition["winner"] == "early" and definition["stopReason"] == "operator"
+    # Stopping again: 409, the page says why.
+    posted = context.request.post(stop, form={"winner": "dialog"}, headers={"Origin": URL}, max_redirects=0)
+    assert posted.status == 409 and 'id="error"' in posted.text()
+    # The list and the Activity page say the same.
+    page.goto(URL + "/dashboard/experiments")
+    card = f"section.experiment[data-experiment='{EXPERIMENT}']"
+    assert page.inner_text(f"{card} .state") == "stopped"
+    assert page.inner_text(f"{card} .outcome") == "stopReason operator, winner early"
+    page.goto(URL + "/dashboard/activity")
+    stops = [[cell[0] for cell in cells] for cells in table(page, "activity") if cells[1][0] == "experimentStopped"]
+    assert len(stops) == 1 and stops[0][3] == EXPERIMENT and stops[0][2].startswith("key "), stops
+    assert dialogs == []
     context.close()

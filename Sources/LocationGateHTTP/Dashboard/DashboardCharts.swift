@@ -131,6 +131,32 @@ enum DashboardCharts {
             lanes: AuthorizationStatus.allCases.map(\.rawValue))
     }
 
+    /// An experiment's variants (SPEC §16, §8 "the Experiments page each variant's grant rate
+    /// with its interval"), the control first as the results list them: each variant's exposed
+    /// grant rate (granted/exposed, the verdict) as a bar with its 95% interval (`ci95Exposed`),
+    /// and with `answered` the grant rate of those who answered (`grantRate`) as a marker. The
+    /// figures are the results' own, so the accessible name states the API's numbers.
+    static func experimentVariants(_ title: String, _ results: ExperimentResults, answered: Bool) -> SVGChart.Markup {
+        let bars: [SVGChart.IntervalBar] = results.variants.map { (variant: VariantResult) -> SVGChart.IntervalBar in
+            let interval: ClosedRange<Double>? = DashboardCharts.range(variant.ci95Exposed)
+            var marker: Double? = nil
+            if answered { marker = variant.grantRate }
+            return SVGChart.IntervalBar(label: variant.variant, rate: variant.exposedGrantRate, interval: interval, marker: marker)
+        }
+        var markerName: String? = nil
+        if answered { markerName = "grant rate of those who answered" }
+        return SVGChart.intervalBars(title, bars, rateName: "exposed grant rate", markerName: markerName)
+    }
+
+    /// An interval as a range; none when it has no finite, ordered bounds (a range of them
+    /// would trap).
+    static func range(_ interval: WilsonScoreInterval?) -> ClosedRange<Double>? {
+        guard let interval, interval.low.isFinite, interval.high.isFinite, interval.low <= interval.high else { return nil }
+        let low: Double = interval.low, high: Double = interval.high
+        let bounds: ClosedRange<Double> = low...high
+        return bounds
+    }
+
     // MARK: - Reading rows
 
     /// A prompt row's choices with their counts, in the order `PromptChoice` lists them (the

@@ -25,7 +25,8 @@ struct DashboardLayout {
         (href: "/dashboard", label: "Overview"), (href: "/dashboard/prompts", label: "Prompts"),
         (href: "/dashboard/escalation", label: "Escalation"), (href: "/dashboard/location-button", label: "Location button"),
         (href: "/dashboard/settings", label: "Settings"),
-        (href: "/dashboard/features", label: "Features"), (href: "/dashboard/activity", label: "Activity"),
+        (href: "/dashboard/features", label: "Features"), (href: "/dashboard/experiments", label: "Experiments"),
+        (href: "/dashboard/activity", label: "Activity"),
     ]
 }
 

@@ -36,17 +36,30 @@ struct DashboardPage {
     var catalog: Catalog? = nil
     /// The feature editor's form, above its preview (`DashboardFeatureEditor.swift`).
     var editor: FeatureEditor? = nil
+    /// The Experiments page's experiments, each with its chart (`DashboardRoutes+Experiments.swift`).
+    var experimentList: ExperimentList? = nil
+    /// An experiment's page: what it is, and its stop form (`DashboardRoutes+Experiments.swift`).
+    var experiment: ExperimentSummary? = nil
 
     var tables: [DashboardTable] { sections.map(\.table) }
 
     /// The view model of the page's template. Each CSV link is the page's own address with
     /// `csv=<table>`; the filter form submits to the page's own address.
     func view(for request: Request) -> View {
-        let path = request.uri.path
-        let kept = request.uri.queryParameters.compactMap { item -> (String, String)? in
-            let name = String(item.key), value = String(item.value)
-            return name == "csv" ? nil : (name, value)
+        var query: [(String, String)] = []
+        for item in request.uri.queryParameters {
+            let name: String = String(item.key)
+            let value: String = String(item.value)
+            query.append((name, value))
         }
+        let path: String = request.uri.path
+        return view(path: path, query: query)
+    }
+
+    /// The view model for the page at `path` with `query`: a page answered to a POST (a refused
+    /// form) is shown with the address of the page it came from, so that its CSV links work.
+    func view(path: String, query: [(String, String)]) -> View {
+        let kept: [(String, String)] = query.filter { (item: (String, String)) -> Bool in item.0 != "csv" }
         let filtersView = filters.map { filters in
             let groupValue = filters.groupBy.map(\.rawValue).joined(separator: ",")
             let platform = filters.platform ?? ""
@@ -69,7 +82,7 @@ struct DashboardPage {
                 let csv = path + "?" + PercentEncoding.query(kept + [("csv", section.table.id)])
                 return SectionView(chart: section.chart, table: section.table.view(csvHref: csv))
             },
-            device: device, older: older, catalog: catalog, editor: editor)
+            device: device, older: older, catalog: catalog, editor: editor, experimentList: experimentList, experiment: experiment)
     }
 
     /// The view model of a page's template (`overview.mustache`, `device.mustache`, ...).
@@ -85,6 +98,10 @@ struct DashboardPage {
         var catalog: Catalog? = nil
         /// Read only by `feature.mustache`.
         var editor: FeatureEditor? = nil
+        /// Read only by `experiments.mustache`.
+        var experimentList: ExperimentList? = nil
+        /// Read only by `experiment.mustache`.
+        var experiment: ExperimentSummary? = nil
     }
 
     /// `filters.mustache`: the dates as given, and the choices with the current one selected.

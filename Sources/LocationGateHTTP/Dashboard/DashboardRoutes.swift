@@ -54,6 +54,7 @@ struct DashboardRoutes {
         pages.get("/dashboard/settings", use: settings)
         pages.get("/dashboard/features", use: features)
         registerFeatureEditor(on: pages)
+        registerExperiments(on: pages)
         pages.get("/dashboard/activity", use: activity)
         pages.get("/dashboard/device", use: findDevice)
         pages.get("/dashboard/users/:user/devices/:device", use: device)

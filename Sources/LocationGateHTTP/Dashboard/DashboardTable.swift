@@ -40,6 +40,38 @@ struct DashboardTable {
             return Cell(text: String(format: "%.1f%%", value * 100), value: "\(value)")
         }
 
+        /// A 95% interval folded into one cell of its two bounds (SPEC §16 `ci95`, `ci95Exposed`),
+        /// each a named part with its exact value (`low`, `high`); "–" with an empty value when
+        /// the API gives null.
+        static func interval(_ bounds: (low: Double, high: Double)?) -> Cell {
+            guard let bounds else { return Cell(text: "–", value: "") }
+            let lowText: String = SVGChart.percent(bounds.low)
+            let highText: String = SVGChart.percent(bounds.high)
+            let low: Part = Part(name: "low", text: lowText, value: "\(bounds.low)")
+            let high: Part = Part(name: "high", text: highText, value: "\(bounds.high)")
+            let parts: [Part] = [low, high]
+            let text: String = "\(lowText)–\(highText)"
+            return Cell(text: text, counts: parts)
+        }
+
+        /// A difference of two rates in rate points, signed ("+5.0 pts"), with its exact value
+        /// (SPEC §16 `uplift`); "–" for null.
+        static func points(_ value: Double?) -> Cell {
+            guard let value, value.isFinite else { return Cell(text: "–", value: "") }
+            let scaled: Double = value * 100
+            let text: String = String(format: "%+.1f pts", scaled)
+            return Cell(text: text, value: "\(value)")
+        }
+
+        /// A p-value to three decimals ("< 0.001" below that), with its exact value (SPEC §16
+        /// `pValue`); "–" for null.
+        static func probability(_ value: Double?) -> Cell {
+            guard let value, value.isFinite else { return Cell(text: "–", value: "") }
+            var text: String = "< 0.001"
+            if !(value < 0.001) { text = String(format: "%.3f", value) }
+            return Cell(text: text, value: "\(value)")
+        }
+
         /// Counts folded into one cell, in the order given; its text (and its CSV without
         /// the spreading) "name count · name count".
         static func counts(_ parts: [(name: String, count: Double)]) -> Cell {
@@ -61,6 +93,9 @@ struct DashboardTable {
     var title: String
     var columns: [String]
     var rows: [[Cell]]
+    /// The CSV download when it is an API's own (an experiment's results: `GET
+    /// /v1/experiments/{key}/results` as CSV, byte for byte); nil to write it from the rows.
+    var apiCSV: String? = nil
 
     /// The table as `table.mustache` shows it, with a CSV link to `csvHref`.
     func view(csvHref: String) -> View {
@@ -122,6 +157,7 @@ struct DashboardTable {
     /// (`CSV`). A column of folded counts is spread into a column per name, in name order
     /// (`choices:allowOnce`), 0 where a row lacks the name.
     var csv: String {
+        if let apiCSV { return apiCSV }
         let spread: [[String]] = columns.indices.map { index in
             var names = Set<String>()
             for row in rows where index < row.count {

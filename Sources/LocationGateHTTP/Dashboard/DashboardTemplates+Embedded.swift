@@ -50,6 +50,62 @@ enum EmbeddedTemplates {
 """#
         ),
         (
+            name: "experiment.mustache",
+            text: #"""
+{{! An experiment (DashboardPage.View with its ExperimentSummary, SPEC §16): where it is in its
+    life, a stop just made or refused; its variants as a chart (the exposed grant rate a bar
+    with its 95% interval, the grant rate of those who answered a diamond) and the results'
+    table, the API's numbers (exact values in data-value; the CSV link is the API's CSV); its
+    definition; then, for an admin key's session while it runs, the stop form (a POST: the
+    server's own Origin, the one field winner). A read key's session sees no form. }}
+{{<layout}}
+{{$content}}
+{{#experiment}}
+<p class="muted"><a href="/dashboard/experiments">All experiments</a> · key <code>{{key}}</code></p>
+<p id="status" data-state="{{state}}">{{status}}</p>
+{{#stopped}}<p class="saved" id="stopped">Stopped.</p>{{/stopped}}
+{{#hasError}}<p class="error" id="error">{{error}}</p>{{/hasError}}
+{{/experiment}}
+{{#sections}}{{>section}}{{/sections}}
+<p class="muted" id="reading">How to read it: the bar is each variant's exposed grant rate, the verdict (of the devices exposed to the variant, the share whose first answer to the prompt granted). The whisker is its 95% interval (Wilson's): the rate is likely within it. Where two variants' whiskers do not overlap, the difference is significant at the 5% level; where they overlap it may still be, so read p. The diamond is the grant rate of those who answered, which a variant that lets people skip the prompt raises while fewer grant in all. Uplift is the exposed grant rate minus the control's, in rate points; p is the two-sided p of the two-proportion z-test of the exposed grant rates.</p>
+{{#experiment}}
+{{#canStop}}<section><h2>Stop the experiment</h2><form class="filters" id="stop" method="post" action="{{stopAction}}">
+<label>Winner<select name="winner">{{#winnerOptions}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{label}}</option>{{/winnerOptions}}</select></label>
+<button type="submit">Stop with this winner</button></form>
+<p class="muted">From then on every device gets the winner, nothing more is exposed or counted, and the experiment cannot run again.</p></section>{{/canStop}}
+{{#readOnly}}<p class="muted" id="read-only">Sign in with an admin key to stop this experiment.</p>{{/readOnly}}
+{{/experiment}}
+{{/content}}
+{{/layout}}
+
+"""#
+        ),
+        (
+            name: "experiments.mustache",
+            text: #"""
+{{! Experiments (DashboardPage.View with its ExperimentList, SPEC §16): a card per experiment,
+    its key a link to its page, its state and prompt kinds, once stopped its stopReason and
+    winner, and a small chart of each variant's exposed grant rate with its 95% interval; then
+    every experiment as a table with its CSV link. Every value is escaped; the chart is an
+    SVGChart.Markup, the one value written unescaped. }}
+{{<layout}}
+{{$content}}
+{{#experimentList}}
+{{#entries}}<section class="experiment" data-experiment="{{key}}"><h2><a href="{{href}}">{{key}}</a></h2>
+<p class="muted"><span class="state">{{state}}</span> · prompt {{prompts}}{{#hasOutcome}} · <span class="outcome">{{outcome}}</span>{{/hasOutcome}}</p>
+{{{chart}}}</section>
+{{/entries}}
+{{^entries}}<section><p class="muted">No experiments yet: <code>PUT /v1/experiments/KEY</code> or <code>locgate experiments put</code> starts one.</p></section>
+{{/entries}}
+{{/experimentList}}
+{{#sections}}{{>section}}{{/sections}}
+<p class="muted">Each bar is a variant's exposed grant rate, the verdict: of the devices exposed to it, the share whose first answer granted. The whisker is its 95% interval. An experiment's page has the grant rate of those who answered, uplift and p.</p>
+{{/content}}
+{{/layout}}
+
+"""#
+        ),
+        (
             name: "feature.mustache",
             text: #"""
 {{! The feature editor (DashboardPage.View with its FeatureEditor, SPEC §15): the form, whose

@@ -20,6 +20,8 @@ struct DashboardTemplates: Sendable {
         case locationButton = "location-button"
         /// The feature editor and its preview (SPEC §15).
         case feature
+        /// Prompt experiments (SPEC §16): the list, and one experiment's results with its stop form.
+        case experiments, experiment
     }
 
     /// The templates could not be read: a defect of the build, answered 500 by every page.
