@@ -122,7 +122,11 @@ public final class EventSubscription: AsyncSequence, Sendable {
     }
 
     /// How long after a notification the subscription keeps reading on a backoff, and its steps.
-    static let settleTime: Duration = .seconds(30)
+    /// The notified events become readable once every older writing transaction of the cluster
+    /// has ended; under load (a suite of tests, long maintenance) that took more than 30 s, and
+    /// the events then waited for the next poll. Reading at most once a second for two minutes
+    /// costs little.
+    static let settleTime: Duration = .seconds(120)
     static let firstSettlePause: Duration = .milliseconds(20)
     static let maxSettlePause: Duration = .seconds(1)
 
