@@ -83,8 +83,11 @@ public final class EventSubscription: AsyncSequence, Sendable {
         await startListening()
         // After a wake that found nothing readable, read again on a short backoff for a while:
         // an append notified at its commit stays above the readable horizon while an older
-        // transaction runs, and no second notification comes when that one ends.
-        var settleUntil = ContinuousClock.now
+        // transaction runs, and no second notification comes when that one ends. A call starts
+        // in that window too: the events it is called for (a catch-up, or appends notified
+        // before the listener was up) may be held above the horizon the same way, and no
+        // notification will come for them.
+        var settleUntil = ContinuousClock.now + Self.settleTime
         var settlePause = Self.firstSettlePause
         while !Task.isCancelled {
             let buffered = state.withLock { state -> RecordedEvent? in
