@@ -16,14 +16,26 @@ enum ExperimentExposures {
     /// The device's current exposures to the experiments `keys`, by key: for each, the first
     /// of `units` (in the order given, as `ExperimentUnit.candidates` lists them) with an
     /// exposure no reinstall replaced. One read for every experiment a bulk evaluation lacks.
+    ///
+    /// `ExperimentTally` marks exposures replaced when it counts I1's reinstall, which can be
+    /// after the next evaluation. So a `device:` exposure is also taken as replaced when its
+    /// stream logged a reinstall (`reset` for `reinstalled`) after it: the stream's events
+    /// after the exposure, read through the stream's index, only when the exposure's row is
+    /// read (an exposed device's evaluations answer from memory). An `install:` unit needs no
+    /// such check: a reinstall changes the `installId`, so the replaced unit is no candidate.
     static func current(
         appID: UUID, keys: [String], units: [ExperimentUnit], on connection: PostgresConnection
     ) throws -> [String: ExperimentExposure] {
         let rows = try connection.query(
             """
-            SELECT experiment_key, unit, variant, exposed_at FROM experiment_exposures
+            SELECT experiment_key, unit, variant, exposed_at FROM experiment_exposures AS x
             WHERE app_id = \(appID) AND experiment_key = ANY(\(PostgresArray(keys)))
               AND unit = ANY(\(PostgresArray(units.map(\.text)))) AND replaced_position IS NULL
+              AND (unit NOT LIKE 'device:%' OR NOT EXISTS (
+                  SELECT 1 FROM events AS e
+                  WHERE e.app_id = x.app_id AND e.user_id = x.user_id AND e.device_id = x.device_id
+                    AND e.position > x.exposed_position
+                    AND e.outcome->'effects' @> '[{"kind": "reset", "reason": "reinstalled"}]'))
             """)
         var found: [String: [String: ExperimentExposure]] = [:]
         for row in rows {
