@@ -321,6 +321,32 @@ struct ExperimentConformanceTests {
 
     // MARK: - Erasure and retention
 
+    @Test("Retention erases no answer the experiments' tally has not counted, though the analytics rollup has: the answer stays in the log until the tally counts it, then goes, and the results keep it")
+    func retentionWaitsForTheTally() async throws {
+        let pool = try await TestDatabase.privatePool(prefix: "locgate_experiment_retention_tally")
+        let service = GateService(pool: pool, logger: TestDatabase.logger)
+        let appID = try await TestDatabase.makeApp(pool)
+        _ = try await service.experiments.putExperiment(
+            appID: appID, key: "ask", body: Self.body(Self.definition(variants: ["control", "primer"], weights: [100, 0])), actor: .cli)
+        _ = try await service.ingest(appID: appID, submissions: Self.submissions("u", "phone", [Self.context()]))
+        let exposed = try await service.experiments.evaluateExperiment(appID: appID, key: "ask", userID: "u", deviceID: "phone")
+        #expect(exposed.reason == .assigned)
+        _ = try await service.ingest(
+            appID: appID, submissions: Self.submissions("u", "phone", [.authorizationRequested(.whenInUse), .promptResponded(.allowWhileUsing)]))
+        try await service.setRetentionDays(appID: appID, days: 1, actor: .cli)
+        // The rollup has counted everything; the tally, which no server runs here, nothing.
+        _ = try await AnalyticsRollup(pool: pool, logger: TestDatabase.logger).catchUp(waitForInFlightCommits: true, patience: .seconds(30))
+        let early = try await Retention(pool: pool, logger: TestDatabase.logger).run(now: Date().addingTimeInterval(2 * 86_400), appID: appID)
+        #expect(early.events == 0, "\(early)")
+        #expect(try await Self.count(pool, "SELECT count(*) FROM events WHERE app_id = \(appID)") == 3)
+        // A run as the service makes one: both readers count first, then the events go.
+        let run = try await service.runRetention(appID: appID, now: Date().addingTimeInterval(2 * 86_400))
+        #expect(run.events == 3, "\(run)")
+        #expect(try await Self.count(pool, "SELECT count(*) FROM events WHERE app_id = \(appID)") == 0)
+        #expect(try await Self.counts(service, appID, "ask")["control"] == VariantCounts(variant: "control", exposed: 1, answered: 1, granted: 1))
+        await pool.close()
+    }
+
     @Test("Erasing a device removes its exposures and keeps the counts; retention drops the exposures of experiments stopped before its cut, keeps those of running ones and of ones stopped after it, and keeps every count")
     func erasureAndRetention() async throws {
         let pool = try await TestDatabase.privatePool(prefix: "locgate_experiment_retention")

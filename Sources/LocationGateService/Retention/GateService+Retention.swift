@@ -43,17 +43,27 @@ extension GateService {
 }
 
 extension GateService {
-    /// One run of the retention schedule, measured against `now`.
+    /// One run of the retention schedule, measured against `now`. The counting readers catch
+    /// up first (`catchUpCounts`).
     public func runRetention(now: Date = Date()) async throws -> Retention.Report {
-        try await Retention(pool: pool, logger: logger).run(now: now)
+        try await catchUpCounts()
+        return try await Retention(pool: pool, logger: logger).run(now: now)
     }
 
     /// A run of one app's retention now (`locgate retention run`), for at most `budget`. The
-    /// analytics rollup catches up first, as a server's would have: a run takes only events it
-    /// has counted.
+    /// counting readers catch up first (`catchUpCounts`).
     public func runRetention(appID: UUID, now: Date = Date(), budget: Duration = .seconds(60)) async throws -> Retention.Report {
-        _ = try await AnalyticsRollup(pool: pool, logger: logger).catchUp(waitForInFlightCommits: true, patience: .seconds(60))
+        try await catchUpCounts()
         return try await Retention(pool: pool, logger: logger).run(now: now, budget: budget, appID: appID)
+    }
+
+    /// The analytics rollup and the experiments' tally count what is readable now, as a
+    /// server's would have within a second: a run takes only events both have counted
+    /// (`Retention.countedThrough`), so a run outside a server (the CLI) would otherwise erase
+    /// nothing new.
+    func catchUpCounts() async throws {
+        _ = try await AnalyticsRollup(pool: pool, logger: logger).catchUp(waitForInFlightCommits: true, patience: .seconds(60))
+        _ = try await ExperimentTally(pool: pool, logger: logger).catchUp(patience: .seconds(60))
     }
 
     /// The app's last retention run (`lastRun`), one that erased nothing included; nil before
@@ -64,10 +74,10 @@ extension GateService {
 
     /// What a run of the app's retention measured against `now` would erase, erasing and
     /// recording nothing (`locgate retention run --dry-run`); nil when the app keeps everything.
-    /// The analytics rollup catches up first, as before `runRetention(appID:)`, so that the two
+    /// The counting readers catch up first, as before `runRetention(appID:)`, so that the two
     /// count the same events.
     public func previewRetention(appID: UUID, now: Date = Date()) async throws -> Retention.Preview? {
-        _ = try await AnalyticsRollup(pool: pool, logger: logger).catchUp(waitForInFlightCommits: true, patience: .seconds(60))
+        try await catchUpCounts()
         return try await pool.withConnection { try Retention.preview(appID: appID, now: now, on: $0) }
     }
 }

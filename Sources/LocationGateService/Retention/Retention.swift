@@ -209,15 +209,26 @@ public struct Retention: Sendable {
         }
     }
 
+    /// How far retention may erase: the lower of the checkpoints of the two readers that count
+    /// events as they arrive, the analytics rollup (SPEC §6) and the experiments' tally (§16).
+    /// An event either has not read yet would be lost to its counts. The tally's checkpoint
+    /// moves while no experiment exists too (it skips to the head), so an app without
+    /// experiments waits for it no longer than for the rollup.
+    static func countedThrough(on connection: PostgresConnection) throws -> LogPosition {
+        Swift.min(
+            try AnalyticsRollup.checkpoint(on: connection),
+            try EventLog.checkpoint(named: ExperimentTally.checkpointName, on: connection))
+    }
+
     /// What a run of the app measured against `now` would erase, erasing nothing: the prefix,
-    /// in global order, of the app's events the analytics rollup has counted that were recorded
+    /// in global order, of the app's events both counting readers have counted that were recorded
     /// before the cut (a run stops at the first event recorded after it), and the devices they
     /// belong to. Nil when the app keeps everything.
     static func preview(appID: UUID, now: Date, on connection: PostgresConnection) throws -> Preview? {
         guard let days = try connection.query("SELECT retention_days FROM apps WHERE id = \(appID)")
             .first?.decodeIfPresent(0, as: Int64.self) else { return nil }
         let cut = now.addingTimeInterval(-Double(days) * 86_400)
-        let checkpoint = try AnalyticsRollup.checkpoint(on: connection)
+        let checkpoint = try countedThrough(on: connection)
         let transaction = String(checkpoint.transactionID)
         let row = try connection.query(
             """
@@ -249,7 +260,7 @@ public struct Retention: Sendable {
         // folded (below).
         try connection.query("SELECT pg_advisory_xact_lock(\(AnalyticsRollup.lockKey))")
         try connection.query("SELECT pg_advisory_xact_lock(\(ArchiveSnapshot.lockKey))")
-        let checkpoint = try AnalyticsRollup.checkpoint(on: connection)
+        let checkpoint = try countedThrough(on: connection)
         func candidates() throws -> (events: [RecordedEvent], full: Bool) {
             let window = try EventLog.oldestEvents(appID: appID, until: checkpoint, limit: batchSize, on: connection)
             let old = window.prefix { $0.recordedAt < cut }
