@@ -1,7 +1,7 @@
 import EventLog
 import Foundation
 import LocationAuthorization
-import LocationGateService
+@testable import LocationGateService
 import LocationGateTestSupport
 import PostgresClient
 import Testing
@@ -320,6 +320,29 @@ struct ExperimentConformanceTests {
     }
 
     // MARK: - Erasure and retention
+
+    @Test("Results are costly work, as analytics are: with two of an app's analytics requests running, its results are 429 rateLimited at once, another app's are not; once one ends they answer")
+    func resultsAreBoundedPerApp() async throws {
+        let pool = try await TestDatabase.pool()
+        let service = GateService(pool: pool, logger: TestDatabase.logger)
+        let busy = try await TestDatabase.makeApp(pool), other = try await TestDatabase.makeApp(pool)
+        for appID in [busy, other] {
+            _ = try await service.experiments.putExperiment(
+                appID: appID, key: "ask", body: Self.body(Self.definition(variants: ["control", "primer"], weights: [50, 50])), actor: .cli)
+        }
+        let running = try (0..<CostlyWork.perApp).map { _ in try service.costly.admit(.analytics, appID: busy) }
+        do {
+            _ = try await service.experiments.experimentResults(appID: busy, key: "ask")
+            Issue.record("results answered beyond the app's costly requests")
+        } catch {
+            #expect(error.code == .rateLimited, "\(error)")
+        }
+        #expect(try await service.experiments.experimentResults(appID: other, key: "ask").variants.count == 2)
+        running[0].release()
+        #expect(try await service.experiments.experimentResults(appID: busy, key: "ask").variants.count == 2)
+        running[1].release()
+        await pool.close()
+    }
 
     @Test("Retention erases no answer the experiments' tally has not counted, though the analytics rollup has: the answer stays in the log until the tally counts it, then goes, and the results keep it")
     func retentionWaitsForTheTally() async throws {

@@ -207,9 +207,13 @@ public struct ExperimentService: ExperimentsFace {
         let experiment = try await self.experiment(appID: appID, key: key)
         let pool = self.pool
         let logger = service.logger
+        let costly = service.costly
         let counts = try await service.database {
-            try await ExperimentTally(pool: pool, logger: logger).catchUp(waitForInFlightCommits: true)
-            return try await pool.withConnection { connection in try ExperimentCounts.read(appID: appID, key: key, on: connection) }
+            // Costly work, as analytics are: the catch-up reads the log (SPEC §5 "Resources").
+            try await costly.run(.analytics, appID: appID) {
+                try await ExperimentTally(pool: pool, logger: logger).catchUp(waitForInFlightCommits: true)
+                return try await pool.withConnection { connection in try ExperimentCounts.read(appID: appID, key: key, on: connection) }
+            }
         }
         return ExperimentResults(
             experiment: key, state: experiment.state, variants: VariantResult.rows(of: experiment.definition, counts: counts))
