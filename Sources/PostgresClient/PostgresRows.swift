@@ -1,3 +1,4 @@
+import CLibPQ
 import Foundation
 
 /// The rows of a result, copied out of the `PGresult` (which is cleared at once) in text form.
@@ -102,5 +103,59 @@ extension Date: PostgresDecodable {
     public init?(postgresText: String) {
         guard let date = PostgresTimestamp.parse(postgresText) else { return nil }
         self = date
+    }
+}
+
+/// One row of a result as libpq holds it (`PostgresConnection.forEachRow`), read in place:
+/// valid only during the call that received it.
+public struct PostgresResultRow {
+    let result: OpaquePointer
+    let row: Int32
+    /// The row's columns.
+    public let columns: Int32
+
+    init(result: OpaquePointer, row: Int32, columns: Int32) {
+        self.result = result
+        self.row = row
+        self.columns = columns
+    }
+
+    /// Whether column `index` is NULL (or beyond the row).
+    public func isNull(_ index: Int) -> Bool {
+        Int32(index) >= columns || PQgetisnull(result, row, Int32(index)) == 1
+    }
+
+    /// Column `index` as text; nil for NULL.
+    public func string(_ index: Int) -> String? {
+        isNull(index) ? nil : String(cString: PQgetvalue(result, row, Int32(index)))
+    }
+
+    /// Column `index`, an integer in text form, read from its bytes without a `String`; nil
+    /// for NULL. Throws for text that is not a 64-bit integer.
+    public func int64(_ index: Int) throws(PostgresError) -> Int64? {
+        guard !isNull(index), let text = PQgetvalue(result, row, Int32(index)) else { return nil }
+        let length = Int(PQgetlength(result, row, Int32(index)))
+        var value: Int64 = 0
+        var position = 0
+        let negative = length > 0 && text[0] == CChar(UInt8(ascii: "-"))
+        if negative { position = 1 }
+        guard position < length else { throw Self.notInteger(index) }
+        while position < length {
+            let digit = Int64(UInt8(bitPattern: text[position])) - 48
+            guard digit >= 0 && digit <= 9 else { throw Self.notInteger(index) }
+            // Accumulated negatively so that Int64.min reads too.
+            let (times, overflowTimes) = value.multipliedReportingOverflow(by: 10)
+            let (next, overflowMinus) = times.subtractingReportingOverflow(digit)
+            guard !overflowTimes && !overflowMinus else { throw Self.notInteger(index) }
+            value = next
+            position += 1
+        }
+        if negative { return value }
+        guard value != Int64.min else { throw Self.notInteger(index) }
+        return -value
+    }
+
+    private static func notInteger(_ index: Int) -> PostgresError {
+        PostgresError(.decoding, message: "column \(index) is not an Int64")
     }
 }
