@@ -127,9 +127,10 @@ extension GateService {
 ///    (from, to), with their devices, platforms and content hashes.
 /// 3. The samples, from `device_states` by the states' identity: a state's row in
 ///    `device_state_kinds` and a device's row in `device_states` hold the same jsonb, so
-///    `jsonb_hash_extended` of both is equal; the row's `status` and `app_version` columns are
-///    compared first (they are written from the same state), so that the hash is computed only
-///    for rows that may match.
+///    `jsonb_hash_extended` of both is equal. The devices are found by the sampled states' app
+///    versions (`device_states_app_version`), and their `status` is compared before the hash
+///    (both columns are written from the same state), so that the hash is computed only for
+///    rows that may match.
 ///    A pair looks only among the devices of its first states (`sampleReach`), and the pairs
 ///    share one cursor over those states' devices, read 1,000 rows at a time and closed as soon
 ///    as each pair has its samples (or all its devices, when it has fewer): at most one pass
@@ -147,11 +148,9 @@ struct FeaturePreviewSampler {
     /// Rows read from the cursor at a time.
     static let fetchSize = 1000
     /// The prefilter on `app_version` is left out beyond this many versions, all pairs
-    /// together. PostgreSQL hashes a constant list of nine or more for `= ANY` (a bound
-    /// parameter is a constant in an unnamed statement's plan), so a row costs one lookup
-    /// whatever the list's length, against a `jsonb_hash_extended` of its state without it:
-    /// at a million devices in planted states of distinct versions, a pass of 0.9 s against
-    /// 9.9 s. The sampled states bound the list (`maxSampledStates` a pair).
+    /// together (the sampled states bound the list: `maxSampledStates` a pair). With it, the
+    /// samples are read through `device_states_app_version`, only the devices of those
+    /// versions; without it, every device of the app.
     static let maxPrefilterVersions = 50_000
     /// A pair's samples are looked for among the devices of its first states, up to this many
     /// devices (ten times the samples) or `maxSampledStates` states.
@@ -270,14 +269,31 @@ struct FeaturePreviewSampler {
             for hash in groups[index].hashes { groupOfHash[hash] = index }
         }
         var incomplete = rare.filter { groups[$0].sample.count < groups[$0].wanted }.count
-        try connection.query(
-            """
-            DECLARE locgate_preview_sample NO SCROLL CURSOR FOR
-            SELECT jsonb_hash_extended(state, 0), user_id, device_id FROM device_states
-            WHERE app_id = \(appID) AND CASE
-                WHEN status = ANY(\(filter.statuses)) AND (\(filter.appVersions)::text[] IS NULL OR coalesce(app_version, '') = ANY(\(filter.appVersions)::text[]))
-                THEN jsonb_hash_extended(state, 0) = ANY(\(filter.hashes)) ELSE false END
-            """)
+        if let versions = filter.appVersions {
+            // The devices of those versions, through `device_states_app_version` (migration
+            // 025): the column keeps no statistics, so the planner, left alone, would guess that
+            // a long list matches every row and read them all.
+            try connection.execute("SET LOCAL enable_seqscan = off")
+            try connection.query(
+                """
+                DECLARE locgate_preview_sample NO SCROLL CURSOR FOR
+                SELECT jsonb_hash_extended(state, 0), user_id, device_id FROM device_states
+                WHERE app_id = \(appID) AND app_version = ANY(\(versions)::text[])
+                  AND CASE WHEN status = ANY(\(filter.statuses)) THEN jsonb_hash_extended(state, 0) = ANY(\(filter.hashes)) ELSE false END
+                UNION ALL
+                SELECT jsonb_hash_extended(state, 0), user_id, device_id FROM device_states
+                WHERE app_id = \(appID) AND \(filter.includesNoVersion) AND app_version IS NULL
+                  AND CASE WHEN status = ANY(\(filter.statuses)) THEN jsonb_hash_extended(state, 0) = ANY(\(filter.hashes)) ELSE false END
+                """)
+        } else {
+            try connection.query(
+                """
+                DECLARE locgate_preview_sample NO SCROLL CURSOR FOR
+                SELECT jsonb_hash_extended(state, 0), user_id, device_id FROM device_states
+                WHERE app_id = \(appID) AND CASE
+                    WHEN status = ANY(\(filter.statuses)) THEN jsonb_hash_extended(state, 0) = ANY(\(filter.hashes)) ELSE false END
+                """)
+        }
         while incomplete > 0 {
             try cancellation.check()
             let rows = try connection.query("FETCH \(unescaped: String(Self.fetchSize)) FROM locgate_preview_sample")
@@ -316,11 +332,14 @@ struct FeaturePreviewSampler {
         }
 
         var statuses: PostgresArray { PostgresArray(statusSet.sorted()) }
-        /// Nil (no prefilter on the version) when there are many.
+        /// The app versions of the sampled states (a device without one is not among them; see
+        /// `includesNoVersion`); nil (no prefilter on the version) when there are many.
         var appVersions: PostgresArray? {
             guard let versionSet, versionSet.count <= FeaturePreviewSampler.maxPrefilterVersions else { return nil }
-            return PostgresArray(versionSet.sorted())
+            return PostgresArray(versionSet.filter { !$0.isEmpty }.sorted())
         }
+        /// Whether some sampled state's devices reported no app version.
+        var includesNoVersion: Bool { versionSet?.contains("") ?? true }
         var hashes: PostgresArray { PostgresArray(hashList) }
     }
 }
