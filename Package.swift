@@ -76,6 +76,7 @@ let package = Package(
                 "CLibPQ", "LocationGateJSON",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strictSettings
         ),
@@ -173,11 +174,18 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        // Test helpers: a fresh migrated database per test process.
+        // Test helpers that need no database: waiting for a condition, a manual clock,
+        // temporary directories, child processes. The unit test targets depend on this alone.
+        .target(
+            name: "LocationGateTestKit",
+            swiftSettings: strictSettings
+        ),
+        // The integration tests' harness: a fresh migrated database per test process, real
+        // `locgate serve` processes; it brings the kit along.
         .target(
             name: "LocationGateTestSupport",
             dependencies: [
-                "EventLog", "PostgresClient", "LocationGateSchema",
+                "LocationGateTestKit", "EventLog", "PostgresClient", "LocationGateSchema",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
@@ -210,7 +218,7 @@ let package = Package(
         .testTarget(
             name: "LocationGateServiceUnitTests",
             dependencies: [
-                "LocationGateService", "LocationAuthorization", "EventLog", "LocationGateSimulation", "LocationGateTestSupport",
+                "LocationGateService", "LocationAuthorization", "EventLog", "LocationGateSimulation", "LocationGateTestKit",
                 "PostgresClient", .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSettings
@@ -221,7 +229,7 @@ let package = Package(
             name: "LocationGateHTTPUnitTests",
             dependencies: [
                 "LocationGateHTTP", "LocationGateService", "LocationAuthorization", "LocationGateJSON", "LocationGateSimulation",
-                "LocationGateTestSupport",
+                "LocationGateTestKit",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -235,7 +243,7 @@ let package = Package(
         // The client's queue, sender and recorder against scripted transports.
         .testTarget(
             name: "LocationGateClientUnitTests",
-            dependencies: ["LocationGateClient", "LocationAuthorization", "LocationGateTestSupport"],
+            dependencies: ["LocationGateClient", "LocationAuthorization", "LocationGateTestKit"],
             swiftSettings: strictSettings
         ),
         .testTarget(

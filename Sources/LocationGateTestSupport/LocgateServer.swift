@@ -1,4 +1,5 @@
 import Foundation
+import LocationGateTestKit
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking

@@ -62,12 +62,6 @@ struct ServeCommand: AsyncParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         let timeoutSeconds = statementTimeout ?? environment["LOCGATE_STATEMENT_TIMEOUT"].flatMap(Int.init) ?? 15
         guard timeoutSeconds >= 1 else { throw ValidationError("--statement-timeout: at least 1 second") }
-        let pool = try database.makePool(size: poolSize, statementTimeout: .seconds(timeoutSeconds), logger: logger)
-        let pending = try await SchemaMigrator(pool: pool, migrations: try SchemaMigrations.load(), logger: logger).pending()
-        guard pending.isEmpty else {
-            await pool.close()
-            throw MigrationError.pending(pending.map(\.name))
-        }
         var configuration = ServerConfiguration()
         configuration.host = host
         configuration.port = port
@@ -83,7 +77,6 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.maxConnections = FileLimit.connections(wanted: max(1, maxConnections), logger: logger)
         configuration.accessLog = accessLog
         if let token = configuration.adminToken, !token.isEmpty, token.utf8.count < ServerConfiguration.minimumAdminTokenBytes {
-            await pool.close()
             throw ValidationError(
                 "LOCGATE_ADMIN_TOKEN is \(token.utf8.count) bytes: it must be at least \(ServerConfiguration.minimumAdminTokenBytes) (e.g. `openssl rand -hex 32`)")
         }
@@ -92,39 +85,50 @@ struct ServeCommand: AsyncParsableCommand {
         }
         if let text = environment["LOCGATE_PUBLIC_URL"], !text.isEmpty {
             guard let url = Self.publicURL(text) else {
-                await pool.close()
                 throw ValidationError("LOCGATE_PUBLIC_URL: \(text) is not an http or https URL such as https://locgate.example.com")
             }
             configuration.publicURL = url
         }
         let budgetText = cacheMemory ?? environment["LOCGATE_CACHE_MEMORY"] ?? "256M"
         guard let budget = Self.bytes(budgetText) else {
-            await pool.close()
             throw ValidationError("--cache-memory: \(budgetText) is not a size such as 256M")
         }
         let skewText = environment["LOCGATE_MAX_CLOCK_SKEW"].flatMap { $0.isEmpty ? nil : $0 }
         var maxClockSkew = GateService.defaultMaxClockSkew
         if let skewText {
             guard let seconds = Int(skewText), seconds >= 0 else {
-                await pool.close()
                 throw ValidationError("LOCGATE_MAX_CLOCK_SKEW: \(skewText) is not a whole number of seconds such as 86400")
             }
             maxClockSkew = .seconds(seconds)
+        }
+        // Everything above is checked before a connection is opened: past this point the pools
+        // close as services of the group, or here when the schema is not current.
+        let pool = try database.makePool(size: poolSize, statementTimeout: .seconds(timeoutSeconds), logger: logger)
+        let pending: [SchemaMigration]
+        do {
+            pending = try await SchemaMigrator(pool: pool, migrations: try SchemaMigrations.load(), logger: logger).pending()
+        } catch {
+            await pool.close()
+            throw error
+        }
+        guard pending.isEmpty else {
+            await pool.close()
+            throw MigrationError.pending(pending.map(\.name))
         }
         let readPool = database.makeReadPool(size: poolSize, statementTimeout: .seconds(timeoutSeconds), logger: logger)
         let service = GateService(pool: pool, logger: logger, cacheByteBudget: budget, followsChanges: true, readPool: readPool,
             groupCommits: groupCommits, maxClockSkew: maxClockSkew)
         let app = buildApplication(service: service, configuration: configuration, registry: registry, logger: logger)
-        // The notice last: on SIGTERM a group shuts its services down last first, so the line is
-        // logged as the server stops taking connections, not once it has stopped.
+        // The pools first and the notice last: on SIGTERM a group shuts its services down last
+        // first, so the line is logged as the server stops taking connections, not once it has
+        // stopped, and the pools close once the server's work has ended.
+        let pools: [any Service] = [pool] + (readPool.map { [$0] } ?? [])
         var group = ServiceGroupConfiguration(
-            services: [app, ShutdownNotice(logger: logger, grace: Self.shutdownGrace)],
+            services: pools + [app, ShutdownNotice(logger: logger, grace: Self.shutdownGrace)],
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         group.maximumGracefulShutdownDuration = Self.shutdownGrace
         group.maximumCancellationDuration = Self.shutdownCancellation
         try await ServiceGroup(configuration: group).run()
-        await readPool?.close()
-        await pool.close()
     }
 
     /// `LOCGATE_PUBLIC_URL` (SPEC §8): an http or https URL with a host and no user information.

@@ -1,7 +1,7 @@
 import Foundation
 import LocationAuthorization
 import LocationGateClient
-import LocationGateTestSupport
+import LocationGateTestKit
 
 enum ClientFixtures {
     /// Whole seconds, so that a time compares equal after its RFC 3339 round trip.

@@ -1,7 +1,7 @@
 import Foundation
 import LocationAuthorization
 @testable import LocationGateClient
-import LocationGateTestSupport
+import LocationGateTestKit
 import Testing
 
 /// SPEC §10: the queue keeps every event until acknowledged, across crashes and relaunches,

@@ -1,7 +1,7 @@
 import Foundation
 import LocationAuthorization
 @testable import LocationGateClient
-import LocationGateTestSupport
+import LocationGateTestKit
 import Testing
 
 /// The sender's rules (SPEC §5 statuses, §10 retries) against a scripted transport; waits are

@@ -1,7 +1,7 @@
 import Foundation
 import LocationAuthorization
 @testable import LocationGateClient
-import LocationGateTestSupport
+import LocationGateTestKit
 import Testing
 
 /// SPEC I1: the installation's id is made once per queue directory, kept across launches, new

@@ -1,7 +1,7 @@
 import Foundation
 import LocationAuthorization
 @testable import LocationGateClient
-import LocationGateTestSupport
+import LocationGateTestKit
 import Synchronization
 import Testing
 

@@ -1,7 +1,7 @@
 import Foundation
 import LocationAuthorization
 import LocationGateClient
-import LocationGateTestSupport
+import LocationGateTestKit
 import Testing
 
 /// The adapter's logic that needs no Core Location: a diagnostic's properties as flags, which

@@ -1,4 +1,4 @@
-import LocationGateTestSupport
+import LocationGateTestKit
 import Synchronization
 import Testing
 @testable import LocationGateHTTP

@@ -1,4 +1,4 @@
-import LocationGateTestSupport
+import LocationGateTestKit
 import Testing
 @testable import LocationGateService
 

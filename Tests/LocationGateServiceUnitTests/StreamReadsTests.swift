@@ -1,6 +1,6 @@
 import Foundation
 import LocationGateService
-import LocationGateTestSupport
+import LocationGateTestKit
 import Synchronization
 import Testing
 

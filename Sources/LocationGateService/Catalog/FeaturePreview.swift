@@ -269,23 +269,21 @@ struct FeaturePreviewSampler {
             for hash in groups[index].hashes { groupOfHash[hash] = index }
         }
         var incomplete = rare.filter { groups[$0].sample.count < groups[$0].wanted }.count
-        if let versions = filter.appVersions {
-            // The devices of those versions, through `device_states_app_version` (migration
-            // 025): the column keeps no statistics, so the planner, left alone, would guess that
-            // a long list matches every row and read them all.
-            try connection.execute("SET LOCAL enable_seqscan = off")
-            try connection.query(
-                """
-                DECLARE locgate_preview_sample NO SCROLL CURSOR FOR
-                SELECT jsonb_hash_extended(state, 0), user_id, device_id FROM device_states
-                WHERE app_id = \(appID) AND app_version = ANY(\(versions)::text[])
-                  AND CASE WHEN status = ANY(\(filter.statuses)) THEN jsonb_hash_extended(state, 0) = ANY(\(filter.hashes)) ELSE false END
-                UNION ALL
-                SELECT jsonb_hash_extended(state, 0), user_id, device_id FROM device_states
-                WHERE app_id = \(appID) AND \(filter.includesNoVersion) AND app_version IS NULL
-                  AND CASE WHEN status = ANY(\(filter.statuses)) THEN jsonb_hash_extended(state, 0) = ANY(\(filter.hashes)) ELSE false END
-                """)
-        } else {
+        /// Reads the cursor's rows into the groups until each has its samples; closes it.
+        func drain() throws {
+            while incomplete > 0 {
+                try cancellation.check()
+                let rows = try connection.query("FETCH \(unescaped: String(Self.fetchSize)) FROM locgate_preview_sample")
+                for row in rows {
+                    guard let index = groupOfHash[try row.decode(0, as: Int64.self)], groups[index].sample.count < groups[index].wanted else { continue }
+                    groups[index].sample.append(FeaturePreview.Device(userId: try row.decode(1), deviceId: try row.decode(2)))
+                    if groups[index].sample.count == groups[index].wanted { incomplete -= 1 }
+                }
+                if rows.count < Self.fetchSize { break }
+            }
+            try connection.query("CLOSE locgate_preview_sample")
+        }
+        guard let versions = filter.appVersions else {
             try connection.query(
                 """
                 DECLARE locgate_preview_sample NO SCROLL CURSOR FOR
@@ -293,18 +291,33 @@ struct FeaturePreviewSampler {
                 WHERE app_id = \(appID) AND CASE
                     WHEN status = ANY(\(filter.statuses)) THEN jsonb_hash_extended(state, 0) = ANY(\(filter.hashes)) ELSE false END
                 """)
+            try drain()
+            return
         }
-        while incomplete > 0 {
-            try cancellation.check()
-            let rows = try connection.query("FETCH \(unescaped: String(Self.fetchSize)) FROM locgate_preview_sample")
-            for row in rows {
-                guard let index = groupOfHash[try row.decode(0, as: Int64.self)], groups[index].sample.count < groups[index].wanted else { continue }
-                groups[index].sample.append(FeaturePreview.Device(userId: try row.decode(1), deviceId: try row.decode(2)))
-                if groups[index].sample.count == groups[index].wanted { incomplete -= 1 }
-            }
-            if rows.count < Self.fetchSize { break }
-        }
-        try connection.query("CLOSE locgate_preview_sample")
+        // The devices of those versions, through `device_states_app_version` (migration 025):
+        // the column keeps no statistics, so the planner, left alone, would guess that a long
+        // list matches every row and read them all. The plan is made at DECLARE.
+        try connection.execute("SET LOCAL enable_seqscan = off")
+        try connection.query(
+            """
+            DECLARE locgate_preview_sample NO SCROLL CURSOR FOR
+            SELECT jsonb_hash_extended(state, 0), user_id, device_id FROM device_states
+            WHERE app_version = ANY(\(versions)::text[]) AND app_id = \(appID)
+              AND CASE WHEN status = ANY(\(filter.statuses)) THEN jsonb_hash_extended(state, 0) = ANY(\(filter.hashes)) ELSE false END
+            """)
+        try connection.execute("SET LOCAL enable_seqscan = on")
+        try drain()
+        // Devices that reported no version are not in the index: a pass over the app's rows,
+        // only when a sampled state has none and its group still lacks samples.
+        guard incomplete > 0, filter.includesNoVersion else { return }
+        try connection.query(
+            """
+            DECLARE locgate_preview_sample NO SCROLL CURSOR FOR
+            SELECT jsonb_hash_extended(state, 0), user_id, device_id FROM device_states
+            WHERE app_id = \(appID) AND app_version IS NULL
+              AND CASE WHEN status = ANY(\(filter.statuses)) THEN jsonb_hash_extended(state, 0) = ANY(\(filter.hashes)) ELSE false END
+            """)
+        try drain()
     }
 
     /// Which rows of `device_states` may hold a group's states: their statuses and app versions
