@@ -8,14 +8,15 @@
 -- preview. With it, the look reads the rows of those versions only. `app_version` keeps no
 -- statistics (migration 022), and a plain column's index adds none.
 --
--- The index is on the version alone, not (app_id, app_version): a device is read by (app_id,
--- user_id, device_id), and the planner, which knows nothing of `app_version`'s values and little
--- of a new app's rows, took an index led by `app_id` for those reads as readily as the primary
--- key (a benchmark's copy of this table read every row of its app on every lookup). An index
--- without `app_id` cannot serve them. Devices that reported no version are not in it: the
--- preview reads those apart.
+-- The index is led by the version, (app_version, app_id), not (app_id, app_version): a device
+-- is read by (app_id, user_id, device_id), and the planner, which knows nothing of
+-- `app_version`'s values and little of a new app's rows, took an index led by `app_id` for
+-- those reads as readily as the primary key (a benchmark's copy of this table read every row of
+-- its app on every lookup). An index led by the version cannot serve them; its `app_id` keeps a
+-- version that many apps share ("1.0.0") from reading other apps' devices. Devices that
+-- reported no version are not in it: the preview reads those apart.
 --
 -- What it costs appends: an index entry for a new device that reported a version, and one when
 -- a device's app version changes; other updates of a device stay HOT as before (no indexed
 -- column changes).
-CREATE INDEX device_states_app_version ON device_states (app_version) WHERE app_version IS NOT NULL;
+CREATE INDEX device_states_app_version ON device_states (app_version, app_id) WHERE app_version IS NOT NULL;

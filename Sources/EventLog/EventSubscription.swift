@@ -24,6 +24,7 @@ public final class EventSubscription: AsyncSequence, Sendable {
     private let logger: Logger
     private let wake = WakeSignal()
     private let state: Mutex<State>
+    private let heard = NotificationCount()
 
     init(log: EventLog, start: LogPosition, batchSize: Int, pollInterval: Duration, listen: Bool, logger: Logger) {
         self.log = log
@@ -41,6 +42,10 @@ public final class EventSubscription: AsyncSequence, Sendable {
     /// The position of the last event handed out.
     public var position: LogPosition { state.withLock { $0.position } }
 
+    /// Append notifications received so far (tests: a reader that follows by its settling reads
+    /// alone, with notifications lost, would deliver all the same).
+    public var notifications: Int { heard.count.load(ordering: .relaxed) }
+
     /// Starts listening for appends; called by the first `next()`, or earlier by a caller that
     /// wants the listener up before it writes (tests).
     public func startListening() async {
@@ -51,6 +56,7 @@ public final class EventSubscription: AsyncSequence, Sendable {
             let configuration = log.pool.configuration
             let logger = self.logger
             let wake = self.wake
+            let heard = self.heard
             state.listener = Task {
                 var announced = false
                 while !Task.isCancelled {
@@ -58,7 +64,10 @@ public final class EventSubscription: AsyncSequence, Sendable {
                         configuration: configuration, channels: [EventLog.notificationChannel], logger: logger,
                         onListening: { readyContinuation.yield() })
                     do {
-                        for try await _ in notifications { wake.signal() }
+                        for try await _ in notifications {
+                            heard.count.add(1, ordering: .relaxed)
+                            wake.signal()
+                        }
                     } catch {
                         logger.warning("event notifications lost; polling until they return")
                     }
@@ -185,4 +194,9 @@ final class WakeSignal: Sendable {
         }
         timer.cancel()
     }
+}
+
+/// A count shared with the listener's task (an `Atomic` cannot be captured by value).
+private final class NotificationCount: Sendable {
+    let count = Atomic<Int>(0)
 }

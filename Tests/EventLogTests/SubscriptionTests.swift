@@ -28,6 +28,7 @@ struct SubscriptionTests {
             if next.stream.appID == fixture.appID { received.append(next.id) }
         }
         #expect(received == early.map(\.id))
+        let heardBefore = subscription.notifications
         let live = (0..<3).map { _ in event("live", "d") }
         Task { _ = try await fixture.log.append(appID: fixture.appID, events: live) }
         var liveReceived: [UUID] = []
@@ -36,6 +37,9 @@ struct SubscriptionTests {
             if next.stream.appID == fixture.appID { liveReceived.append(next.id) }
         }
         #expect(liveReceived == live.map(\.id))
+        // The live append was heard: the settling reads that follow a call would deliver it
+        // without a notification, and would hide a LISTEN that hears nothing.
+        #expect(try await waitUntil(timeout: .seconds(60)) { subscription.notifications > heardBefore }, "no notification of the live append")
         // Not a speed limit: the bound is what tells a notification from a poll.
         let took = ContinuousClock.now - subscribed
         #expect(took < pollInterval, "delivered after \(took): by a poll, not by NOTIFY")

@@ -294,16 +294,23 @@ struct FeaturePreviewSampler {
             try drain()
             return
         }
-        // The devices of those versions, through `device_states_app_version` (migration 025):
-        // the column keeps no statistics, so the planner, left alone, would guess that a long
-        // list matches every row and read them all. The plan is made at DECLARE.
+        // The devices of those versions, a version at a time through `device_states_app_version`
+        // (migration 025): the column keeps no statistics, so the planner, asked for a long list
+        // at once, guessed that it matched every row and read the app's rows through the primary
+        // key (3.9 s at a million planted devices); asked for one version of one app (a lateral
+        // subquery kept apart by `OFFSET 0`), it takes the index (0.2 s for 2,000 versions).
+        // The plan is made at DECLARE.
         try connection.execute("SET LOCAL enable_seqscan = off")
         try connection.query(
             """
             DECLARE locgate_preview_sample NO SCROLL CURSOR FOR
-            SELECT jsonb_hash_extended(state, 0), user_id, device_id FROM device_states
-            WHERE app_version = ANY(\(versions)::text[]) AND app_id = \(appID)
-              AND CASE WHEN status = ANY(\(filter.statuses)) THEN jsonb_hash_extended(state, 0) = ANY(\(filter.hashes)) ELSE false END
+            SELECT d.hash, d.user_id, d.device_id FROM unnest(\(versions)::text[]) AS v (version)
+            CROSS JOIN LATERAL (
+                SELECT jsonb_hash_extended(state, 0) AS hash, user_id, device_id FROM device_states
+                WHERE app_version = v.version AND app_id = \(appID)
+                  AND CASE WHEN status = ANY(\(filter.statuses)) THEN jsonb_hash_extended(state, 0) = ANY(\(filter.hashes)) ELSE false END
+                OFFSET 0
+            ) AS d
             """)
         try connection.execute("SET LOCAL enable_seqscan = on")
         try drain()
