@@ -24,6 +24,26 @@ struct DashboardTemplateTests {
             body: RequestBody(buffer: ByteBuffer()))
     }
 
+    @Test("A table's rows: every kind of cell as its markup, every text of it escaped (numbers, marked, counts, fields, codes)")
+    func tableRowsAreMarkupOfEscapedText() throws {
+        let h = Self.hostile, e = Self.escaped
+        let table = DashboardTable(id: "t", title: "T", columns: ["a", "b", "c", "d", "e"], rows: [
+            [.text(h), .marked(h), .described(h, code: h), DashboardTable.Cell(text: h, value: h), .rate(0.25)],
+            [.counts([(h, 3), ("deny", 1)]), .fields([(h, h), ("appVersion", "1.0")]), .interval((0.1, 0.2)), .rate(nil), .count(7)],
+        ])
+        let rows = table.body.renderText
+        #expect(!rows.contains("<script"))
+        #expect(rows == "<tr><td>\(e)</td><td><span class=\"inferred\">\(e)</span></td><td>\(e)<br><code>\(e)</code></td>"
+            + "<td class=\"n\" data-value=\"\(e)\">\(e)</td><td class=\"n\" data-value=\"0.25\">25.0%</td></tr>\n"
+            + "<tr><td><span class=\"part\" data-name=\"\(e)\" data-value=\"3\">\(e) 3</span> · <span class=\"part\" data-name=\"deny\" data-value=\"1\">deny 1</span></td>"
+            + "<td><dl class=\"fields\"><div><dt>\(e):</dt> <dd>\(e)</dd></div><div><dt>appVersion:</dt> <dd>1.0</dd></div></dl></td>"
+            + "<td><span class=\"part\" data-name=\"low\" data-value=\"0.1\">low 10.0%</span> · <span class=\"part\" data-name=\"high\" data-value=\"0.2\">high 20.0%</span></td>"
+            + "<td class=\"n\" data-value=\"\">–</td><td class=\"n\" data-value=\"7\">7</td></tr>\n", "\(rows)")
+        // A quote followed by a combining mark is one Character, and still ends an attribute.
+        let combining = DashboardTable(id: "t", title: "T", columns: ["a"], rows: [[DashboardTable.Cell(text: "x", value: "\"\u{301} onmouseover=x")]])
+        #expect(combining.body.renderText.contains("data-value=\"&quot;\u{301} onmouseover=x\""))
+    }
+
     @Test("The templates ship with the build and every one parses")
     func templatesLoad() throws {
         _ = try DashboardTemplates.bundled.get()

@@ -4,7 +4,7 @@ import LocationGateService
 
 /// A table as a dashboard page shows it and as its CSV link downloads it. Numbers keep the
 /// analytics API's exact value (in `data-value` and in the CSV); the page shows rates as
-/// percentages. Cells are text: `table.mustache` escapes each one.
+/// percentages. Cells are text, escaped wherever they are written (`DashboardTable+Body.swift`).
 ///
 /// SPEC §8: no table runs wider than its card, so what would be many narrow columns is folded
 /// into one cell: a prompt's choices are one cell of named counts ("allowWhileUsing 120 ·
@@ -99,58 +99,17 @@ struct DashboardTable {
 
     /// The table as `table.mustache` shows it, with a CSV link to `csvHref`.
     func view(csvHref: String) -> View {
-        View(
-            id: id, title: title, csvHref: csvHref, columns: columns,
-            rows: rows.map { row in
-                View.Row(cells: row.map { cell -> View.Cell in
-                    let counts = cell.counts.map { View.Part(name: $0.name, text: $0.text, value: $0.value ?? "") }
-                    let fields = cell.fields.map { View.Part(name: $0.name, text: $0.text, value: $0.value ?? "") }
-                    return View.Cell(
-                        text: cell.text, value: cell.value ?? "", isNumber: cell.value != nil, marked: cell.marked,
-                        isPlain: counts.isEmpty && fields.isEmpty, hasCounts: !counts.isEmpty, counts: counts,
-                        hasFields: !fields.isEmpty, fields: fields, hasCode: cell.code != nil, code: cell.code ?? "")
-                })
-            },
-            columnCount: max(1, columns.count))
+        View(id: id, title: title, csvHref: csvHref, columns: columns, body: body)
     }
 
-    /// The view model of `table.mustache`. Nothing in it is optional: a name Mustache does not
-    /// find on the innermost object is looked for on the objects around it.
+    /// The view model of `table.mustache`: its head as text for the template to escape, its
+    /// rows as markup (`Body`).
     struct View {
-        struct Part {
-            var name: String
-            var text: String
-            /// The exact number of a count (`data-value`); empty for a field.
-            var value: String
-        }
-
-        struct Cell {
-            var text: String
-            /// The exact number for `data-value`; empty for text.
-            var value: String
-            var isNumber: Bool
-            var marked: Bool
-            /// Text alone (with `code` under it when `hasCode`): no counts and no fields.
-            var isPlain: Bool
-            var hasCounts: Bool
-            var counts: [Part]
-            var hasFields: Bool
-            var fields: [Part]
-            var hasCode: Bool
-            var code: String
-        }
-
-        struct Row {
-            var cells: [Cell]
-        }
-
         var id: String
         var title: String
         var csvHref: String
         var columns: [String]
-        var rows: [Row]
-        /// The span of the one cell of an empty table.
-        var columnCount: Int
+        var body: Body
     }
 
     /// The CSV download: a header row, then the rows with exact numbers, lines ended with CRLF

@@ -274,9 +274,10 @@ code{font-size:.8rem;word-break:break-all}.editor label{display:block;margin:.45
         (
             name: "section.mustache",
             text: #"""
-{{! One chart with its table (DashboardPage.SectionView). The chart is the one value any template
-    writes unescaped (triple mustache): an SVGChart.Markup, which only SVGChart makes, from
-    numbers it formats and labels it escapes itself. Nothing else may be written that way. }}
+{{! One chart with its table (DashboardPage.SectionView). The chart is one of the two values a
+    template writes unescaped (triple mustache): an SVGChart.Markup, which only SVGChart makes,
+    from numbers it formats and labels it escapes itself. The other is a table's rows
+    (DashboardTable.Body, table.mustache). Nothing else may be written that way. }}
 <section>{{{chart}}}{{#table}}{{>table}}{{/table}}</section>
 
 """#
@@ -312,19 +313,11 @@ code{font-size:.8rem;word-break:break-all}.editor label{display:block;margin:.45
         (
             name: "table.mustache",
             text: #"""
-{{! A table (DashboardTable.View) with its CSV link. A number keeps the analytics API's exact
-    value in data-value; a marked cell is an inferred answer; a cell of counts (a prompt's
-    choices) names each with its exact value in data-value; a cell of fields (an event's data)
-    is a definition list. Cells hold no markup: every text is escaped here, whatever a client
-    sent. The table scrolls inside its own box when it cannot fold to the box's width. }}
+{{! A table (DashboardTable.View) with its CSV link: its head here, its rows as markup that
+    only DashboardTable+Body.swift makes, escaping every text of every cell. The table scrolls
+    inside its own box when it cannot fold to the box's width. }}
 <h2>{{title}}</h2><p class="csv"><a href="{{csvHref}}">CSV</a></p><div class="scroll"><table id="{{id}}"><thead><tr>{{#columns}}<th>{{.}}</th>{{/columns}}</tr></thead><tbody>
-{{#rows}}
-<tr>{{#cells}}{{#isNumber}}<td class="n" data-value="{{value}}">{{text}}</td>{{/isNumber}}{{^isNumber}}<td>{{#isPlain}}{{#marked}}<span class="inferred">{{text}}</span>{{/marked}}{{^marked}}{{text}}{{/marked}}{{#hasCode}}<br><code>{{code}}</code>{{/hasCode}}{{/isPlain}}{{#hasCounts}}{{#counts}}<span class="part" data-name="{{name}}" data-value="{{value}}">{{name}} {{text}}</span>{{^last()}} · {{/last()}}{{/counts}}{{/hasCounts}}{{#hasFields}}<dl class="fields">{{#fields}}<div><dt>{{name}}:</dt> <dd>{{text}}</dd></div>{{/fields}}</dl>{{/hasFields}}</td>{{/isNumber}}{{/cells}}</tr>
-{{/rows}}
-{{^rows}}
-<tr><td colspan="{{columnCount}}" class="muted">No data for these filters.</td></tr>
-{{/rows}}
-</tbody></table></div>
+{{{body}}}</tbody></table></div>
 
 """#
         ),

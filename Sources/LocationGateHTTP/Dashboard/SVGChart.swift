@@ -6,8 +6,8 @@ import Mustache
 /// (`SVGChart+StackedBars.swift`, `+Lines`, `+Bars`, `+StatusBands`, `+IntervalBars`); this file
 /// holds what they draw with.
 ///
-/// A chart is the one thing the dashboard's templates write unescaped (`section.mustache`), and
-/// that is safe by construction: its markup is a `Markup`, which only this file can make. The
+/// A chart is one of the two things the dashboard's templates write unescaped (`section.mustache`;
+/// the other is a table's rows, `DashboardTable.Body`), and that is safe by construction: its markup is a `Markup`, which only this file can make. The
 /// kinds draw on a `Canvas`, whose every element is built here from numbers formatted here, a
 /// fixed palette (`Colour`, whose values only this file can name), and text that `escape` turns
 /// into text (a label is often a client's: an `appVersion` grouped by). No string from elsewhere
@@ -261,22 +261,6 @@ enum SVGChart {
         return rounded == rounded.rounded() && abs(rounded) < 1e15 ? String(Int64(rounded)) : String(format: "%.1f", rounded)
     }
 
-    /// Text as SVG (XML) text or an attribute's value: the five characters that could end either,
-    /// looked for as scalars (a quote followed by a combining mark is one `Character`, yet it
-    /// still ends an attribute).
-    private static func escape(_ text: String) -> String {
-        var escaped = ""
-        escaped.reserveCapacity(text.utf8.count)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case "\"": escaped += "&quot;"
-            case "'": escaped += "&#39;"
-            default: escaped.unicodeScalars.append(scalar)
-            }
-        }
-        return escaped
-    }
+    /// Text as SVG text or an attribute's value (`HTMLText.escape`).
+    private static func escape(_ text: String) -> String { HTMLText.escape(text) }
 }
