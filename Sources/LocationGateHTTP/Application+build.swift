@@ -71,7 +71,7 @@ public func buildApplication(
         configuration: .init(
             address: .hostname(configuration.host, port: configuration.port), serverName: "locgate",
             availableConnectionsDelegate: .maximum(configuration.maxConnections, logger: logger)),
-        services: [follower, ChangeTicker(hub: service.changes)] + service.backgroundServices(logger: logger, retentionInterval: configuration.retentionInterval),
+        services: [follower, ChangeTicker(hub: service.push.hub)] + service.backgroundServices(logger: logger, retentionInterval: configuration.retentionInterval),
         logger: logger)
 }
 
@@ -90,7 +90,7 @@ public func buildRouter(
     router.add(middleware: QueryParametersMiddleware())
     let routes = RouteTable(router: indexed)
     let streamReads = StreamReads(
-        limit: configuration.streamReadConnections ?? StreamReads.defaultLimit(poolSize: service.databaseConnections))
+        limit: configuration.streamReadConnections ?? StreamReads.defaultLimit(poolSize: service.push.databaseConnections))
     let streams = StreamRegistry(
         maxPerApp: configuration.maxStreamsPerApp, maxTotal: configuration.maxStreams, inactivity: configuration.streamInactivity,
         reads: streamReads, revocations: service.keys)
@@ -108,7 +108,7 @@ public func buildRouter(
     if let limiter { keyed.append(RateLimitMiddleware(limiter: limiter)) }
     // The areas: each a group with its middleware, the API's parts added to it as route
     // collections, each with its scope groups inside and the one face of the service it calls.
-    HealthRoutes(service: service, follower: follower, registry: registry, streams: streams).register(on: routes)
+    HealthRoutes(health: service.health, follower: follower, registry: registry, streams: streams).register(on: routes)
     let v1 = routes.group("/v1", middleware: keyed)
     v1.add(CatalogRoutes(catalog: service).collection)
     v1.add(ExperimentRoutes(experiments: service.experiments).collection)
@@ -116,15 +116,15 @@ public func buildRouter(
     v1.add(GateRoutes(gates: service).collection)
     v1.add(HistoryRoutes(history: service).collection)
     v1.add(AnalyticsRoutes(analytics: service).collection)
-    v1.add(ChangeFeedRoutes(feed: service, streams: streams).collection)
+    v1.add(ChangeFeedRoutes(feed: service.push, streams: streams).collection)
     v1.add(ErasureRoutes(service: service).collection)
-    v1.add(RetentionRoutes(service: service).collection)
+    v1.add(RetentionRoutes(service: service.retention).collection)
     v1.add(ExportRoutes(service: service).collection)
     v1.add(AdminRoutes(service: service).collection)
     let ofrep = routes.group("/ofrep/v1", catchAll: true, middleware: [OFREPErrorMiddleware()] + keyed)
     let flags = OFREPFlags(features: service, experiments: service.experiments)
     ofrep.add(OFREPRoutes(flags: flags, streams: streams).collection)
-    ofrep.add(OFREPStreamRoutes(flags: flags, hints: service, streams: streams).collection)
+    ofrep.add(OFREPStreamRoutes(flags: flags, hints: service.push, streams: streams).collection)
     DashboardRoutes(service: service, configuration: configuration, limiter: limiter, failures: failures).register(on: routes)
     routes.get("/hello") { _, _ in
         // The trivial JSON route the benchmarks compare gates against.

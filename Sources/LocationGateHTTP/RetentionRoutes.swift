@@ -75,7 +75,7 @@ struct RetentionRoutes {
         let body = try ConfigurationBody.decode(Body.self, from: try await request.bodyData(limit: 4 * 1024), shape: ConfigurationBody.retention)
         let days: Int?
         switch body.days {
-        case .days(let value) where GateService.retentionRange.contains(value): days = value
+        case .days(let value) where RetentionCapability.retentionRange.contains(value): days = value
         case .keepEverything: days = nil
         case .missing, .invalid, .days:
             throw APIError(.validationFailed, "days: a whole number of days from 1 to 36500, or null to keep everything")

@@ -16,7 +16,7 @@ import ServiceLifecycle
 /// protocol declared in its capability's folder, with this type's conformance beside it
 /// (`EventIngest`, `GateReading`, `OFREPEvaluating`, `HistoryReading`, `AnalyticsReading`,
 /// `CatalogService`, `ChangeFeedReading`, `ErasureService`, `RetentionService`).
-public final class GateService: Sendable {
+public final class GateService: Sendable, DatabaseCalls {
     let pool: PostgresConnectionPool
     let log: EventLog
     /// Where reads that may lag go (a standby when one is configured).
@@ -72,8 +72,8 @@ public final class GateService: Sendable {
 
     /// Whether this process's caches may answer (see `CacheCoherence`).
     let coherence: CacheCoherence
-    /// Change hints for the push streams, fed by the `CacheFollower`.
-    public let changes = ChangeHub()
+    /// Change hints for the push streams (`push.hub`).
+    let hub = ChangeHub()
     /// Marks the NOTIFYs of this service's appends (`StreamChange.originLine`), so that its own
     /// follower skips them: `ingest` has stored the new states in the cache and woken the push
     /// streams itself. One per service, not per process: tests run several in one process.
@@ -83,6 +83,17 @@ public final class GateService: Sendable {
     /// Previews, exports and analytics: at most two of each kind per app at once, within a
     /// quarter of the pool (SPEC §5 "Resources").
     let costly: CostlyWork
+
+    /// Retention (SPEC §13).
+    public let retention: RetentionCapability
+    /// The admin audit trail, on the primary (an entry is readable as soon as its change is).
+    public let adminAudit: AdminAuditLog
+    /// The dashboard's sessions, on the primary (a sign-out or a revocation is seen at once).
+    public let dashboardSessions: DashboardSessions
+    /// What `/readyz` and `/metrics` report.
+    public let health: HealthCapability
+    /// The change feed and the push streams' hints.
+    public let push: PushCapability
 
     /// - Parameters:
     ///   - cacheByteBudget: the device cache's memory bound (`--cache-memory`).
@@ -122,10 +133,16 @@ public final class GateService: Sendable {
         self.keys = APIKeys(pool: pool, coherence: coherence)
         self.apps = AppRegistry(pool: pool)
         self.costly = CostlyWork(connections: max(1, pool.size / 4))
+        self.retention = RetentionCapability(pool: pool, logger: logger)
+        self.adminAudit = AdminAuditLog(pool: pool)
+        self.dashboardSessions = DashboardSessions(pool: pool)
         self.logger = logger
         self.committer = GroupCommitter(
             pool: pool, maxInFlight: max(1, min(groupCommits, pool.size)), maxQueuedEvents: maxQueuedEvents,
             queueTimeout: pool.waitTimeout * 2, clock: clock, origin: appendOrigin)
+        self.push = PushCapability(pool: pool, log: log, hub: hub, coherence: coherence)
+        self.health = HealthCapability(
+            pool: pool, log: log, cache: cache, keys: keys, committer: committer, coherence: coherence, logger: logger)
     }
 
     /// The background work every server runs beside its routes: the analytics rollup and the
@@ -135,7 +152,7 @@ public final class GateService: Sendable {
         [AnalyticsRollup(pool: pool, logger: logger), PartitionKeeper(pool: pool, logger: logger),
          DecisionFormWriter(pool: pool, logger: logger),
          ExperimentTally(pool: pool, logger: logger), experimentGuardian(logger: logger),
-         ErasureWorker(service: self, logger: logger), retentionWorker(logger: logger, interval: retentionInterval)]
+         ErasureWorker(service: self, logger: logger), retention.retentionWorker(logger: logger, interval: retentionInterval)]
     }
 
     /// The experiments' guard over this service's pool (SPEC §16); tests call its `checkDue`.
@@ -143,109 +160,9 @@ public final class GateService: Sendable {
         ExperimentGuardian(pool: pool, catalog: experimentCatalog, logger: logger)
     }
 
-    /// What `/metrics` and `/readyz` report of this process.
-    public struct Statistics: Sendable {
-        public var devicesCached: Int
-        public var cacheBytes: Int
-        public var cacheByteBudget: Int
-        public var keysCached: Int
-        public var databaseWaiters: Int
-        public var queuedEvents: Int
-        public var cachesFollowing: Bool
-    }
-
-    public var statistics: Statistics {
-        Statistics(
-            devicesCached: cache.count, cacheBytes: cache.bytes, cacheByteBudget: cache.byteBudget,
-            keysCached: keys.cachedCount, databaseWaiters: pool.waiting, queuedEvents: committer.queuedEvents,
-            cachesFollowing: coherence.isFollowing)
-    }
-
-    /// Whether caches may answer now; push streams poll the database while they may not.
-    public var cachesFollowing: Bool { coherence.isFollowing }
-
-    /// The log's health figures (global-order horizon lag, estimated events).
-    public func logVitals() async throws -> EventLogVitals { try await log.vitals() }
-
-    /// Migrations the database still lacks (empty when the schema is current).
-    public func pendingMigrations(logger: Logger) async throws -> [String] {
-        try await SchemaMigrator(pool: pool, migrations: try SchemaMigrations.load(), logger: logger).pending().map(\.name)
-    }
-
     /// The audit replay over this service's database (and standby, when configured).
     public func replay(appID: UUID?, logger: Logger) -> Replay {
         Replay(pool: pool, readPool: reads.standby, appID: appID, logger: logger)
     }
 
-    /// The database this service's pool connects to, when its configuration names one.
-    public var databaseName: String? { pool.configuration.overrides["dbname"] }
-
-    /// Events waiting for a group commit now.
-    public var queuedEvents: Int { committer.queuedEvents }
-
-    // MARK: - Errors
-
-    static func translate(_ error: EventLogError) -> ServiceError {
-        switch error {
-        case .versionConflict(let index, let stream, let expected, let actual):
-            return ServiceError(
-                .versionConflict,
-                "stream \(stream.userID)/\(stream.deviceID) is at version \(actual), not the expected \(expected)",
-                index: index)
-        case .idConflict(let index, let id, let field):
-            return ServiceError(
-                .idConflict,
-                "id \(id.lowercasedText) is stored already with other content (its \(field) differs): an id names one event, and a retry sends it unchanged",
-                index: index)
-        case .rejected(let index, let reason):
-            if let rejection = reason as? AuthorizationRejection {
-                return ServiceError(rejection.isValidation ? .validationFailed : .ruleViolation, rejection.message, index: index)
-            }
-            return ServiceError(.ruleViolation, "\(reason)", index: index)
-        case .database(let underlying):
-            return translate(database: underlying)
-        }
-    }
-
-    /// A database error as the client sees it: unreachable, restarting, failing over or out of
-    /// connections is 503 `databaseUnavailable`; no free connection in time is 503
-    /// `overloaded`; a statement cut off by `statement_timeout` (57014) is 503 `overloaded`;
-    /// anything else is a defect (500), logged by the HTTP layer. That includes a value the
-    /// database refused (class 22 or 23): every value is validated before it reaches the
-    /// database, so such a refusal is the server's fault, and a client must keep and resend
-    /// its events rather than drop them as it drops a 422.
-    static func translate(database error: any Error) -> ServiceError {
-        if let service = error as? ServiceError { return service }
-        if case .database(let underlying)? = error as? EventLogError { return translate(database: underlying) }
-        if let postgres = error as? PostgresError {
-            if postgres.code == .poolExhausted {
-                return ServiceError(.overloaded, "the server is busy: no database connection became free in time")
-            }
-            if postgres.isUnavailable { return ServiceError(.databaseUnavailable, "the database is unavailable") }
-            if postgres.isStatementTimeout {
-                return ServiceError(.overloaded, "the database did not finish the request in time")
-            }
-        }
-        return ServiceError(.internalError, "the request could not be completed", cause: cause(of: error))
-    }
-
-    /// What went wrong underneath an `internalError`, for the command line and the log: the
-    /// database's message, SQLSTATE and constraint, without its DETAIL (which may quote a row's
-    /// values, such as a user id).
-    static func cause(of error: any Error) -> String {
-        guard let postgres = error as? PostgresError else { return String(describing: error) }
-        var text = postgres.message
-        if let sqlState = postgres.sqlState { text += " [SQLSTATE \(sqlState)]" }
-        if let constraint = postgres.constraint { text += " constraint=\(constraint)" }
-        return text
-    }
-
-    /// Runs a database operation, translating its errors.
-    func database<T>(_ body: () async throws -> T) async throws(ServiceError) -> T {
-        do {
-            return try await body()
-        } catch {
-            throw Self.translate(database: error)
-        }
-    }
 }

@@ -49,7 +49,7 @@ struct RetentionRunCommand: AsyncParsableCommand {
         if dryRun {
             let preview = try await withService(database) { service in
                 try await requireApp(appID, in: service, "nothing was erased")
-                return try await service.previewRetention(appID: appID)
+                return try await service.retention.previewRetention(appID: appID)
             }
             guard let preview else { throw noRetention }
             try printJSON(preview)
@@ -57,15 +57,15 @@ struct RetentionRunCommand: AsyncParsableCommand {
         }
         let outcome = try await withService(database) { (service: GateService) -> Outcome? in
             try await requireApp(appID, in: service, "nothing was erased")
-            guard let days = try await service.retentionDays(appID: appID) else { return nil }
+            guard let days = try await service.retention.retentionDays(appID: appID) else { return nil }
             let now = Date()
-            let report = try await service.runRetention(appID: appID, now: now, budget: Self.budget)
+            let report = try await service.retention.runRetention(appID: appID, now: now, budget: Self.budget)
             if report.skipped {
                 throw CommandFailure(description: "another retention run, or an archive, holds the lock: nothing was erased; try again")
             }
             // The run's own record (its devices counted once each), when it erased anything.
             var lastRun: Retention.LastRun?
-            if report.events > 0 { lastRun = try await service.lastRetentionRun(appID: appID) }
+            if report.events > 0 { lastRun = try await service.retention.lastRetentionRun(appID: appID) }
             return Outcome(
                 cut: lastRun?.cut ?? RFC3339.string(from: now.addingTimeInterval(-Double(days) * 86_400)),
                 events: Int64(report.events), devices: lastRun?.devices ?? 0, unfinished: report.unfinished)

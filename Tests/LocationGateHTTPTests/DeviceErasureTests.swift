@@ -99,7 +99,7 @@ struct DeviceErasureTests {
             #expect(try await api.append(admin, ErasureTests.events(person, erased) + ErasureTests.events(person, kept)).status == .ok)
             let accepted = try await api.call(.delete, "/v1/users/\(person)/devices/\(erased)", key: admin)
             _ = try await ErasureTests.waitDone(api, service, admin, accepted.json["id"] as? String ?? "")
-            let dump = try await ErasureTests.pgDump(database: service.databaseName)
+            let dump = try await ErasureTests.pgDump(database: service.health.databaseName)
             #expect(dump.contains(kept), "the dump is not a dump of the kept device")
             let bytes = Data(erased.utf8)
             for form in [erased, bytes.map { String(format: "%02x", $0) }.joined(), bytes.base64EncodedString()] {

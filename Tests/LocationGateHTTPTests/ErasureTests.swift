@@ -112,7 +112,7 @@ struct ErasureTests {
             #expect(try await api.append(admin, Self.events(person, "watch-\(person.suffix(12))")).status == .ok)
             let accepted = try await api.call(.delete, "/v1/users/\(person)", key: admin)
             _ = try await Self.waitDone(api, service, admin, accepted.json["id"] as? String ?? "")
-            let dump = try await Self.pgDump(database: service.databaseName)
+            let dump = try await Self.pgDump(database: service.health.databaseName)
             #expect(dump.count > 10_000, "the dump is not a dump")
             let bytes = Data(person.utf8)
             for form in [person, bytes.map { String(format: "%02x", $0) }.joined(), bytes.base64EncodedString()] {

@@ -191,18 +191,18 @@ struct ExportTests {
             let path = directory.file("person.json").path
             let arguments = ["export", "--app", appID, "--user", person]
 
-            let written = try LocgateCommandRun(arguments + ["--output", path], database: service.databaseName)
+            let written = try LocgateCommandRun(arguments + ["--output", path], database: service.health.databaseName)
             #expect(written.status == 0)
             let text = try String(contentsOfFile: path, encoding: .utf8)
             #expect(Self.withoutTime(text) == Self.withoutTime(http.text))
             let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
             #expect(mode == 0o600)
 
-            let printed = try LocgateCommandRun(arguments, database: service.databaseName)
+            let printed = try LocgateCommandRun(arguments, database: service.health.databaseName)
             #expect(printed.status == 0)
             #expect(Self.withoutTime(printed.output.trimmingCharacters(in: .newlines)) == Self.withoutTime(http.text))
 
-            let again = try LocgateCommandRun(arguments + ["--output", path], database: service.databaseName)
+            let again = try LocgateCommandRun(arguments + ["--output", path], database: service.health.databaseName)
             #expect(again.status != 0, "an existing file was accepted")
             #expect(try String(contentsOfFile: path, encoding: .utf8) == text)
         }

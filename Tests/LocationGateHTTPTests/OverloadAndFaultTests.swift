@@ -103,7 +103,7 @@ struct OverloadAndFaultTests {
         _ = try await blocker.holder.value
         let stored = try await pool.query("SELECT count(*) FROM events WHERE app_id = \(appID)").first?.decode(0, as: Int.self)
         #expect(stored == 0)
-        #expect(service.queuedEvents == 0)
+        #expect(service.health.queuedEvents == 0)
         await pool.close()
     }
 

@@ -31,13 +31,13 @@ struct RetentionLastRunTests {
             let now = cut.addingTimeInterval(86_400)
 
             // No retention set: nothing to preview, and no last run.
-            #expect(try await service.previewRetention(appID: app, now: now) == nil)
+            #expect(try await service.retention.previewRetention(appID: app, now: now) == nil)
             #expect(try await api.call(.get, path, key: admin).text == #"{"days":null,"lastRun":null}"#)
             #expect(try await api.call(.put, path, key: admin, json: #"{"days": 1}"#).status == .ok)
 
             // The dry run: what the run will erase, and nothing changed.
             let all = try await RetentionTests.count(pool, "SELECT count(*) FROM events WHERE app_id = \(app)")
-            let preview = try #require(try await service.previewRetention(appID: app, now: now))
+            let preview = try #require(try await service.retention.previewRetention(appID: app, now: now))
             #expect(preview.events == Int64(old.count) && preview.devices == 6, "\(preview)")
             let previewedCut = try #require(RFC3339.date(from: preview.cut))
             #expect(abs(previewedCut.timeIntervalSince(cut)) < 0.01, "\(preview.cut)")
@@ -47,7 +47,7 @@ struct RetentionLastRunTests {
 
             // The run erases exactly that, and records it.
             let before = Date()
-            let report = try await service.runRetention(appID: app, now: now)
+            let report = try await service.retention.runRetention(appID: app, now: now)
             #expect(report.events == old.count && !report.unfinished && !report.skipped, "\(report)")
             let shown = try await api.call(.get, path, key: admin)
             #expect(shown.status == .ok && shown.json["days"] as? Int == 1, "\(shown.text)")
@@ -61,11 +61,11 @@ struct RetentionLastRunTests {
 
             // Nothing left before the cut: a dry run says so, and a run erasing nothing is the
             // last run now, with 0 (an operator sees that the schedule runs).
-            let empty = try #require(try await service.previewRetention(appID: app, now: now))
+            let empty = try #require(try await service.retention.previewRetention(appID: app, now: now))
             #expect(empty.events == 0 && empty.devices == 0, "\(empty)")
             #expect(try await api.call(.get, path, key: admin).text == shown.text, "a dry run records nothing")
             let secondStart = Date()
-            #expect(try await service.runRetention(appID: app, now: now).events == 0)
+            #expect(try await service.retention.runRetention(appID: app, now: now).events == 0)
             let again = try await api.call(.get, path, key: admin)
             let nothing = try #require(again.json["lastRun"] as? [String: Any], "\(again.text)")
             #expect(nothing["events"] as? Int == 0 && nothing["devices"] as? Int == 0, "\(again.text)")
@@ -91,7 +91,7 @@ struct RetentionLastRunTests {
             }
             // Counted by the rollup first, as a server's would have within a second.
             _ = try await api.call(.get, "/v1/analytics/prompts", key: firstAdmin)
-            let report = try await service.runRetention(now: cut.addingTimeInterval(86_400))
+            let report = try await service.retention.runRetention(now: cut.addingTimeInterval(86_400))
             #expect(report.events == 3, "\(report)")
             let shown = try await api.call(.get, "/v1/apps/\(first)/retention", key: firstAdmin).json
             let lastRun = shown["lastRun"] as? [String: Any]
@@ -111,18 +111,18 @@ struct RetentionLastRunTests {
             let app = try #require(UUID(uuidString: appID))
             #expect(try await api.append(admin, RetentionTests.events("ann", "phone", day: "2026-11-01")).status == .ok)
             let arguments = ["retention", "run", "--app", appID]
-            #expect(try LocgateCommandRun(arguments + ["--dry-run"], database: service.databaseName).status != 0, "no retention set")
+            #expect(try LocgateCommandRun(arguments + ["--dry-run"], database: service.health.databaseName).status != 0, "no retention set")
 
             #expect(try await api.call(.put, "/v1/apps/\(appID)/retention", key: admin, json: #"{"days": 1}"#).status == .ok)
             // Recorded just now: a day's retention keeps every event.
-            let dry = try LocgateCommandRun(arguments + ["--dry-run"], database: service.databaseName)
+            let dry = try LocgateCommandRun(arguments + ["--dry-run"], database: service.health.databaseName)
             #expect(dry.status == 0)
             let preview = (try? JSONSerialization.jsonObject(with: Data(dry.output.utf8))) as? [String: Any] ?? [:]
             #expect(Set(preview.keys) == ["cut", "events", "devices"], "\(dry.output)")
             #expect(preview["events"] as? Int == 0 && preview["devices"] as? Int == 0, "\(dry.output)")
             #expect((preview["cut"] as? String).flatMap(RFC3339.date(from:)) != nil, "\(dry.output)")
 
-            let run = try LocgateCommandRun(arguments, database: service.databaseName)
+            let run = try LocgateCommandRun(arguments, database: service.health.databaseName)
             #expect(run.status == 0)
             let outcome = (try? JSONSerialization.jsonObject(with: Data(run.output.utf8))) as? [String: Any] ?? [:]
             #expect(outcome["events"] as? Int == 0 && outcome["unfinished"] as? Bool == false, "\(run.output)")

@@ -79,11 +79,11 @@ struct RetentionTests {
             #expect(try await Replay(pool: pool, appID: app, logger: TestDatabase.logger).verify().isEmpty)
 
             // No retention set: a run erases nothing.
-            var report = try await service.runRetention(now: cut.addingTimeInterval(86_400))
+            var report = try await service.retention.runRetention(now: cut.addingTimeInterval(86_400))
             #expect(report.events == 0)
             // One day, measured at the cut plus a day: everything recorded before the cut goes.
             #expect(try await api.call(.put, "/v1/apps/\(appID)/retention", key: admin, json: #"{"days": 1}"#).status == .ok)
-            report = try await service.runRetention(now: cut.addingTimeInterval(86_400))
+            report = try await service.retention.runRetention(now: cut.addingTimeInterval(86_400))
             #expect(report.events == old.count && report.devices == 6 && !report.unfinished, "\(report)")
             #expect(try await Self.count(pool, "SELECT count(*) FROM events WHERE app_id = \(app)") == Int64(later.count))
             #expect(try await Self.count(pool, "SELECT count(*) FROM event_archives WHERE kind = 'retention' AND file IS NULL") >= 1)
@@ -107,7 +107,7 @@ struct RetentionTests {
             #expect(try await api.call(.get, "/v1/users/ann/devices/phone/state?version=2", key: read).status == .notFound)
 
             // A second run at the same time finds nothing more; the later events stay.
-            #expect(try await service.runRetention(now: cut.addingTimeInterval(86_400)).events == 0)
+            #expect(try await service.retention.runRetention(now: cut.addingTimeInterval(86_400)).events == 0)
             #expect(try await Self.count(pool, "SELECT count(*) FROM events WHERE app_id = \(app)") == Int64(later.count))
 
             // An erasure after retention forgets the person's snapshots too.

@@ -22,7 +22,7 @@ struct StreamTests {
         let ticker = Task {
             while !Task.isCancelled {
                 try? await Task.sleep(for: .milliseconds(50))
-                service.changes.tick()
+                service.push.hub.tick()
             }
         }
         defer { ticker.cancel() }
@@ -49,7 +49,7 @@ struct StreamTests {
         let (buffers, continuation) = AsyncStream<ByteBuffer>.makeStream(bufferingPolicy: .bufferingOldest(10))
         let kept = await Self.ticking(service) {
             await ChangeFeedRoutes.produceChanges(
-                feed: service, reads: StreamReads(limit: 1), appID: appID, from: .start,
+                feed: service.push, reads: StreamReads(limit: 1), appID: appID, from: .start,
                 to: ServerSentEvents.Sink(continuation: continuation))
         }
         #expect(!kept)
@@ -57,7 +57,7 @@ struct StreamTests {
         var buffered = 0
         for await _ in buffers { buffered += 1 }
         #expect(buffered == 10)
-        #expect(service.changes.count == 0, "the dropped stream's subscription is gone")
+        #expect(service.push.hub.count == 0, "the dropped stream's subscription is gone")
         await pool.close()
     }
 
@@ -71,7 +71,7 @@ struct StreamTests {
             let (buffers, continuation) = AsyncStream<ByteBuffer>.makeStream(bufferingPolicy: .bufferingOldest(1000))
             let producer = Task {
                 await ChangeFeedRoutes.produceChanges(
-                    feed: service, reads: StreamReads(limit: 1), appID: appID, from: start,
+                    feed: service.push, reads: StreamReads(limit: 1), appID: appID, from: start,
                     to: ServerSentEvents.Sink(continuation: continuation))
             }
             var messages: [String] = []

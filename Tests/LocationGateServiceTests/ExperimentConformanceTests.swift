@@ -356,14 +356,14 @@ struct ExperimentConformanceTests {
         #expect(exposed.reason == .assigned)
         _ = try await service.ingest(
             appID: appID, submissions: Self.submissions("u", "phone", [.authorizationRequested(.whenInUse), .promptResponded(.allowWhileUsing)]))
-        try await service.setRetentionDays(appID: appID, days: 1, actor: .cli)
+        try await service.retention.setRetentionDays(appID: appID, days: 1, actor: .cli)
         // The rollup has counted everything; the tally, which no server runs here, nothing.
         _ = try await AnalyticsRollup(pool: pool, logger: TestDatabase.logger).catchUp(waitForInFlightCommits: true, patience: .seconds(30))
         let early = try await Retention(pool: pool, logger: TestDatabase.logger).run(now: Date().addingTimeInterval(2 * 86_400), appID: appID)
         #expect(early.events == 0, "\(early)")
         #expect(try await Self.count(pool, "SELECT count(*) FROM events WHERE app_id = \(appID)") == 3)
         // A run as the service makes one: both readers count first, then the events go.
-        let run = try await service.runRetention(appID: appID, now: Date().addingTimeInterval(2 * 86_400))
+        let run = try await service.retention.runRetention(appID: appID, now: Date().addingTimeInterval(2 * 86_400))
         #expect(run.events == 3, "\(run)")
         #expect(try await Self.count(pool, "SELECT count(*) FROM events WHERE app_id = \(appID)") == 0)
         #expect(try await Self.counts(service, appID, "ask")["control"] == VariantCounts(variant: "control", exposed: 1, answered: 1, granted: 1))
@@ -403,13 +403,13 @@ struct ExperimentConformanceTests {
         #expect(try await Self.counts(service, appID, "done")["control"]?.exposed == 4)
 
         _ = try await experiments.stopExperiment(appID: appID, key: "done", winner: nil, actor: .cli)
-        try await service.setRetentionDays(appID: appID, days: 1, actor: .cli)
+        try await service.retention.setRetentionDays(appID: appID, days: 1, actor: .cli)
         // A cut before the stop (now + 12 h - 1 day): the stopped experiment keeps its exposures.
-        _ = try await service.runRetention(now: Date().addingTimeInterval(12 * 3600))
+        _ = try await service.retention.runRetention(now: Date().addingTimeInterval(12 * 3600))
         #expect(try await exposures("done") == 3)
         #expect(try await exposures("live") == 3)
         // A cut after the stop (now + 2 days - 1 day): its exposures go, the running one's stay.
-        _ = try await service.runRetention(now: Date().addingTimeInterval(2 * 86_400))
+        _ = try await service.retention.runRetention(now: Date().addingTimeInterval(2 * 86_400))
         #expect(try await exposures("done") == 0)
         #expect(try await exposures("live") == 3)
         #expect(try await Self.counts(service, appID, "done")["control"]?.exposed == 4)

@@ -274,7 +274,7 @@ struct GroupCommitTests {
             }
         }
         // All 200 wait behind the stuck group, so that the next group holds them all.
-        #expect(try await waitUntil(timeout: .seconds(30)) { service.statistics.queuedEvents == 200 })
+        #expect(try await waitUntil(timeout: .seconds(30)) { service.health.statistics.queuedEvents == 200 })
         release.raise()
         let outcomes = await requests.value
         _ = try await stuck.value
@@ -312,11 +312,11 @@ struct GroupCommitTests {
         }
         // Ten batches of 100 fill the noisy app's share; they wait behind the stuck group.
         let queued = (0..<10).map { index in Task { try await service.ingest(appID: noisy, submissions: batch("n\(index)")) } }
-        #expect(try await waitUntil(timeout: .seconds(30)) { service.statistics.queuedEvents == 1_000 })
+        #expect(try await waitUntil(timeout: .seconds(30)) { service.health.statistics.queuedEvents == 1_000 })
         let over = await Result(catching: { try await service.ingest(appID: noisy, submissions: batch("n-over")) })
         #expect((over.failure as? ServiceError)?.code == .overloaded, "the noisy app's eleventh batch was not refused")
         let quietBatch = Task { try await service.ingest(appID: quiet, submissions: batch("q")) }
-        #expect(try await waitUntil(timeout: .seconds(30)) { service.statistics.queuedEvents == 1_100 })
+        #expect(try await waitUntil(timeout: .seconds(30)) { service.health.statistics.queuedEvents == 1_100 })
         release.raise()
         #expect(try await quietBatch.value.count == 100)
         for task in queued { #expect(try await task.value.count == 100) }
@@ -372,7 +372,7 @@ struct GroupCommitTests {
         let first = append("a")
         #expect(try await waitUntil { try await waitingForLock("a") })
         let second = append("b")
-        #expect(try await waitUntil { service.statistics.queuedEvents == 1 })
+        #expect(try await waitUntil { service.health.statistics.queuedEvents == 1 })
         let query = Task { try await pool.query("SELECT 41 + 1").first?.decode(0, as: Int.self) }
         #expect(try await waitUntil { pool.waiting == 1 })
         // a's group commits; the query gets the connection before b's group takes it (which

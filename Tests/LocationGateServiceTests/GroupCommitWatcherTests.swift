@@ -76,7 +76,7 @@ struct GroupCommitWatcherTests {
         }
         // The free request is queued and the watcher sleeps on the clock: with the clock still,
         // nothing but the stuck group could take it, and that group cannot finish.
-        #expect(try await waitUntil { service.queuedEvents == 1 && clock.sleepers == 1 })
+        #expect(try await waitUntil { service.health.queuedEvents == 1 && clock.sleepers == 1 })
         #expect(!done.withLock { $0 })
         clock.advance(by: .milliseconds(20))
         #expect(try await free.value[0].version == 1)
@@ -106,7 +106,7 @@ struct GroupCommitWatcherTests {
                 return (error as? ServiceError)?.code
             }
         }
-        #expect(try await waitUntil { service.queuedEvents == 1 && clock.sleepers == 1 })
+        #expect(try await waitUntil { service.health.queuedEvents == 1 && clock.sleepers == 1 })
         // Past the queue timeout (twice the pool's wait) the next group finds it expired.
         clock.advance(by: pool.waitTimeout * 2 + .seconds(1))
         #expect(await late.value == .overloaded)

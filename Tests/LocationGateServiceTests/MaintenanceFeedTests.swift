@@ -23,7 +23,7 @@ struct MaintenanceFeedTests {
         var submissions = people.flatMap { ErasurePagingTests.device($0, "phone", count: 4) }
         for index in 0..<300 { submissions += ErasurePagingTests.device("old-\(index)", "phone", count: 10) }
         try await ErasurePagingTests.ingest(service, erasing, submissions)
-        try await service.setRetentionDays(appID: erasing, days: 1, actor: .cli)
+        try await service.retention.setRetentionDays(appID: erasing, days: 1, actor: .cli)
 
         // The servers' erasure worker, and a request every half second.
         let worker = Task { try await ErasureWorker(service: service, logger: TestDatabase.logger).run() }
@@ -56,11 +56,11 @@ struct MaintenanceFeedTests {
         let retentionDone = TestLatch()
         let retention = Task {
             defer { retentionDone.raise() }
-            return try await service.runRetention(appID: erasing, now: Date().addingTimeInterval(2 * 86_400))
+            return try await service.retention.runRetention(appID: erasing, now: Date().addingTimeInterval(2 * 86_400))
         }
 
         // The other app appends one event at a time; each must reach its feed within 1 s.
-        var position = try await service.feedHead()
+        var position = try await service.push.feedHead()
         var appended = 0
         var late: [Int] = []
         while appended < 20 || !holderDone.isRaised || !retentionDone.isRaised {
@@ -72,7 +72,7 @@ struct MaintenanceFeedTests {
             appended += 1
             var transaction: UInt64?
             let reached = try await waitUntil(timeout: .seconds(1)) {
-                let messages = try await service.changes(appID: watched, after: position, limit: 100)
+                let messages = try await service.push.changes(appID: watched, after: position, limit: 100)
                 if let last = messages.last { position = last.position }
                 if messages.contains(where: { $0.userId == "watcher" && $0.version == version }) { return true }
                 // Other suites' transactions, in their own databases on the same server, hold

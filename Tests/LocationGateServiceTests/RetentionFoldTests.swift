@@ -28,8 +28,8 @@ struct RetentionFoldTests {
             service, appID, d1 + ErasurePagingTests.device("someone-else", "d2", appVersion: "3.0", count: 3))
         #expect(try await ErasurePagingTests.answeredByVersion(service, appID) == [own: 1, "3.0": 1])
 
-        try await service.setRetentionDays(appID: appID, days: 1, actor: .cli)
-        let report = try await service.runRetention(appID: appID, now: Date().addingTimeInterval(2 * 86_400))
+        try await service.retention.setRetentionDays(appID: appID, days: 1, actor: .cli)
+        let report = try await service.retention.runRetention(appID: appID, now: Date().addingTimeInterval(2 * 86_400))
         #expect(report.events == 7, "\(report)")
 
         #expect(try await ErasurePagingTests.answeredByVersion(service, appID) == ["(erased)": 1, "3.0": 1])
@@ -57,8 +57,8 @@ struct RetentionFoldTests {
             service, appID,
             ErasurePagingTests.device(person, "d1", appVersion: own, count: 3)
                 + ErasurePagingTests.device("someone-else", "d2", appVersion: "3.0", count: 3))
-        try await service.setRetentionDays(appID: appID, days: 1, actor: .cli)
-        let first = try await service.runRetention(appID: appID, now: Date().addingTimeInterval(2 * 86_400))
+        try await service.retention.setRetentionDays(appID: appID, days: 1, actor: .cli)
+        let first = try await service.retention.runRetention(appID: appID, now: Date().addingTimeInterval(2 * 86_400))
         #expect(first.events == 6, "\(first)")
         #expect(try await ErasurePagingTests.answeredByVersion(service, appID) == [own: 1, "3.0": 1], "d1 is on its build still")
         // The upgrade, which the rollup has not counted yet.
@@ -84,9 +84,9 @@ struct RetentionFoldTests {
         let service = GateService(pool: pool, logger: TestDatabase.logger)
         let (appID, _, own) = try await Self.retainedThenUpgraded(service, pool)
         // The next run's cut is a minute before the upgrade was recorded: it erases nothing.
-        let second = try await service.runRetention(appID: appID, now: Date().addingTimeInterval(86_400 - 60))
+        let second = try await service.retention.runRetention(appID: appID, now: Date().addingTimeInterval(86_400 - 60))
         #expect(second.events == 0, "\(second)")
-        let last = try #require(try await service.lastRetentionRun(appID: appID), "a run that erased nothing is the last run")
+        let last = try #require(try await service.retention.lastRetentionRun(appID: appID), "a run that erased nothing is the last run")
         #expect(last.events == 0 && last.devices == 0, "\(last)")
         #expect(try await ErasurePagingTests.answeredByVersion(service, appID) == ["(erased)": 1, "3.0": 1])
         let kept = try await Self.rowsKeeping(pool, own, tables: ["analytics_rollups", "analytics_totals", "archived_rollups"])

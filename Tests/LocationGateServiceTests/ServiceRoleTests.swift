@@ -33,12 +33,12 @@ struct ServiceRoleTests {
         #expect(try await service.erasure(appID: appID, id: erasure.id)?.status == "done")
         #expect(try await count("SELECT count(*) FROM events WHERE user_id = 'user-3'") == 0)
 
-        try await service.setRetentionDays(appID: appID, days: 1, actor: .cli)
+        try await service.retention.setRetentionDays(appID: appID, days: 1, actor: .cli)
         // Retention takes only events the analytics rollup has counted: count them first, as
         // a server's rollup would within a second.
         _ = try await AnalyticsRollup(pool: servicePool, logger: TestDatabase.logger).catchUp(waitForInFlightCommits: true, patience: .seconds(30))
         let remaining = try await count("SELECT count(*) FROM events WHERE app_id = \(appID)")
-        let report = try await service.runRetention(now: Date().addingTimeInterval(2 * 86_400))
+        let report = try await service.retention.runRetention(now: Date().addingTimeInterval(2 * 86_400))
         #expect(!report.skipped && report.events == Int(remaining), "\(report)")
         #expect(try await count("SELECT count(*) FROM events WHERE app_id = \(appID)") == 0)
         let devices = try await count("SELECT count(*) FROM device_states WHERE app_id = \(appID)")

@@ -14,7 +14,7 @@ import Synchronization
 /// the planner's row estimate, never a count of the log; and they read the database at most
 /// once a second in all (`CachedReading`), however often they are asked.
 final class HealthRoutes: Sendable {
-    let service: GateService
+    let health: HealthCapability
     let follower: CacheFollower?
     let registry: PrometheusCollectorRegistry?
     let streams: StreamRegistry
@@ -25,13 +25,13 @@ final class HealthRoutes: Sendable {
     /// Pending migrations, read at most once a second until none is pending.
     private let pending: CachedReading<[String]>
 
-    init(service: GateService, follower: CacheFollower?, registry: PrometheusCollectorRegistry?, streams: StreamRegistry) {
+    init(health: HealthCapability, follower: CacheFollower?, registry: PrometheusCollectorRegistry?, streams: StreamRegistry) {
         self.streams = streams
-        self.service = service
+        self.health = health
         self.follower = follower
         self.registry = registry
-        self.vitals = CachedReading { [service] in try await service.logVitals() }
-        self.pending = CachedReading { [service] in try await service.pendingMigrations(logger: service.logger) }
+        self.vitals = CachedReading { [health] in try await health.logVitals() }
+        self.pending = CachedReading { [health] in try await health.pendingMigrations() }
     }
 
     func register(on routes: RouteTable) {
@@ -44,7 +44,7 @@ final class HealthRoutes: Sendable {
                 return JSONResponse.make(.ok, data: Data(), contentType: "text/plain; version=0.0.4")
             }
             // Gauges read at scrape time.
-            let statistics = service.statistics
+            let statistics = health.statistics
             Gauge(label: "locgate_devices_cached").record(statistics.devicesCached)
             Gauge(label: "locgate_device_cache_bytes").record(statistics.cacheBytes)
             Gauge(label: "locgate_device_cache_budget_bytes").record(statistics.cacheByteBudget)
@@ -73,7 +73,7 @@ final class HealthRoutes: Sendable {
     @Sendable func ready(_ request: Request, context: AppRequestContext) async throws -> Response {
         var report = Readiness(
             ready: false, database: false, pendingMigrations: [], cacheFollowing: follower?.isCaughtUp ?? true,
-            horizonLag: nil, devicesCached: service.statistics.devicesCached)
+            horizonLag: nil, devicesCached: health.statistics.devicesCached)
         do {
             if !migrated.withLock({ $0 }) {
                 report.pendingMigrations = try await pending.value()

@@ -94,7 +94,7 @@ public struct AdminAuditLog: Sendable {
                 "SELECT id FROM admin_audit WHERE entry_id = \(id) AND app_id = \(appID)"
             ).first?.decode(0, as: Int64.self)
         } catch {
-            throw GateService.translate(database: error)
+            throw ServiceError.from(error)
         }
         guard let position else {
             throw ServiceError(.validationFailed, "\(field): not an entry of this app's trail (pass a page's next as it was given)")
@@ -107,7 +107,7 @@ public struct AdminAuditLog: Sendable {
         do {
             rows = try await pool.query(query)
         } catch {
-            throw GateService.translate(database: error)
+            throw ServiceError.from(error)
         }
         do {
             return try rows.map { row -> AuditEntry in
@@ -120,12 +120,7 @@ public struct AdminAuditLog: Sendable {
                     details: try JSONText.decode([String: AuditDetail].self, try row.decode(6)))
             }
         } catch {
-            throw GateService.translate(database: error)
+            throw ServiceError.from(error)
         }
     }
-}
-
-extension GateService {
-    /// The admin audit trail, on the primary (an entry is readable as soon as its change is).
-    public var adminAudit: AdminAuditLog { AdminAuditLog(pool: pool) }
 }

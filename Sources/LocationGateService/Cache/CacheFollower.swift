@@ -38,8 +38,8 @@ public final class CacheFollower: Service, Sendable {
     public init(service: GateService, logger: Logger) {
         self.service = service
         self.logger = logger
-        self.devices = DeviceCacheInvalidation(cache: service.cache, hub: service.changes, origin: service.appendOrigin)
-        self.features = FeatureCacheInvalidation(features: service.features, hub: service.changes)
+        self.devices = DeviceCacheInvalidation(cache: service.cache, hub: service.hub, origin: service.appendOrigin)
+        self.features = FeatureCacheInvalidation(features: service.features, hub: service.hub)
         self.keys = KeyCacheInvalidation(keys: service.keys)
         self.erasures = ErasureNotification(service: service, logger: logger)
         self.resync = CacheResync(service: service, logger: logger)

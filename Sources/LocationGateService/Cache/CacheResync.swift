@@ -21,7 +21,7 @@ struct CacheResync: Sendable {
         service.cache.removeAll()
         service.features.invalidateAll()
         service.keys.invalidateAll()
-        service.changes.publishResync()
+        service.hub.publishResync()
         service.erasureSignal.raise()
         let service = self.service
         let logger = self.logger

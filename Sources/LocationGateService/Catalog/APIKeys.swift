@@ -132,7 +132,7 @@ public final class APIKeys: Sendable {
                     on: connection)
             }
         } catch {
-            throw GateService.translate(database: error)
+            throw ServiceError.from(error)
         }
         return (id, key, secret)
     }
@@ -236,7 +236,7 @@ public final class APIKeys: Sendable {
                     lastUsedAt: try row.decodeIfPresent(4, as: Date.self), prefix: try row.decodeIfPresent(5, as: String.self))
             }
         } catch {
-            throw GateService.translate(database: error)
+            throw ServiceError.from(error)
         }
     }
 
@@ -442,7 +442,7 @@ public struct AppRegistry: Sendable {
         do {
             return try await pool.query("SELECT name FROM apps WHERE id = \(appID)").first?.decode(0, as: String.self)
         } catch {
-            throw GateService.translate(database: error)
+            throw ServiceError.from(error)
         }
     }
 }

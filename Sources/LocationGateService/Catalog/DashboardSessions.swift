@@ -171,8 +171,3 @@ public struct DashboardSessions: Sendable {
         Double(duration.components.seconds)
     }
 }
-
-extension GateService {
-    /// The dashboard's sessions, on the primary (a sign-out or a revocation is seen at once).
-    public var dashboardSessions: DashboardSessions { DashboardSessions(pool: pool) }
-}

@@ -98,7 +98,7 @@ extension GateService {
         if let postgres = error as? PostgresError, postgres.sqlState == "55P03" {
             return ServiceError.Code.overloaded.rawValue
         }
-        return translate(database: error).code.rawValue
+        return ServiceError.from(error).code.rawValue
     }
 
     /// Counts the failure on the erasure's record and makes it due again after the backoff:

@@ -160,7 +160,7 @@ extension GateService {
         let changes = devices.map { StreamChange(stream: $0, version: Int64.max) }
         for change in changes { cache.removeIfOlder(change.stream, than: change.version) }
         experimentCatalog.exposures.forget(streams: devices)
-        self.changes.publish(changes)
+        hub.publish(changes)
     }
 
     /// Forgets here every device the erasure erased, a page of its list at a time.

@@ -38,8 +38,8 @@ extension GateService {
         } catch {
             if Self.mayHaveCommitted(error) { forgetDevices(of: submissions, appID: appID) }
             rejections.increment()
-            if let error = error as? EventLogError { throw Self.translate(error) }
-            throw Self.translate(database: error)
+            if let error = error as? EventLogError { throw ServiceError.appending(error) }
+            throw ServiceError.from(error)
         }
         // What this service's follower would have done on the append's NOTIFY, which it skips
         // (`DeviceCacheInvalidation`): the cache holds the committed states, the push streams wake.
@@ -49,7 +49,7 @@ extension GateService {
             cache.store(key, version: version, state: state, resyncs: resyncs)
             moved.append(StreamChange(stream: key, version: version))
         }
-        changes.publish(moved)
+        hub.publish(moved)
         eventsAppended.increment(by: committed.results.reduce(0) { $0 + ($1.duplicate ? 0 : 1) })
         do {
             return try committed.results.enumerated().map { index, result in
@@ -84,7 +84,7 @@ extension GateService {
     private func forgetDevices(of submissions: [EventSubmission], appID: UUID) {
         let keys = Set(submissions.map { StreamKey(appID: appID, userID: $0.userId, deviceID: $0.deviceId) })
         for key in keys { cache.remove(key) }
-        changes.publish(keys.map { StreamChange(stream: $0, version: .max) })
+        hub.publish(keys.map { StreamChange(stream: $0, version: .max) })
     }
 
     /// SPEC §14: an `occurredAt` more than `skew` ahead of the server's clock (`latest` is now

@@ -10,4 +10,4 @@ public protocol ChangeFeedReading: ChangeHints {
     func feedHead() async throws(ServiceError) -> LogPosition
 }
 
-extension GateService: ChangeFeedReading {}
+extension PushCapability: ChangeFeedReading {}

@@ -10,8 +10,8 @@ public protocol ChangeHints: Sendable {
     var cachesFollowing: Bool { get }
 }
 
-extension GateService: ChangeHints {
+extension PushCapability: ChangeHints {
     public func subscribe(appID: UUID, userID: String?) -> ChangeHub.Subscription {
-        self.changes.subscribe(appID: appID, userID: userID)
+        hub.subscribe(appID: appID, userID: userID)
     }
 }

@@ -12,4 +12,4 @@ public protocol RetentionService: Sendable {
     func lastRetentionRun(appID: UUID) async throws(ServiceError) -> Retention.LastRun?
 }
 
-extension GateService: RetentionService {}
+extension RetentionCapability: RetentionService {}

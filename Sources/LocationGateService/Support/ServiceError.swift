@@ -69,11 +69,3 @@ public struct ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
     /// 503s: the client should retry after a pause; nothing of the request was its fault.
     public var isRetryable: Bool { code == .databaseUnavailable || code == .overloaded }
 }
-
-extension ServiceError {
-    /// Any error of a service call as a `ServiceError`: unreachable databases are 503, anything
-    /// unexpected is 500 with its details left to the log.
-    public static func from(_ error: any Error) -> ServiceError {
-        GateService.translate(database: error)
-    }
-}

@@ -1,8 +1,8 @@
-import PostgresClient
 import EventLog
 import Foundation
 import LocationAuthorization
 import LocationGateJSON
+import PostgresClient
 
 /// One message of an app's change feed (`GET /v1/changes`): a committed event, at its place
 /// in the log's global order.
@@ -42,7 +42,24 @@ public struct ChangeMessage: Sendable, Hashable {
     }
 }
 
-extension GateService {
+/// The push streams' side of the service: the change feed of an app's committed events (SPEC
+/// §5 `GET /v1/changes`) and the hints that wake its readers and OFREP's event streams
+/// (`ChangeHints`). The HTTP layer sees it as `ChangeFeedReading` and `ChangeHints`.
+public final class PushCapability: Sendable, DatabaseCalls {
+    let pool: PostgresConnectionPool
+    let log: EventLog
+    /// Change hints for the push streams, fed by the `CacheFollower` and this process's own
+    /// appends and erasures; `ChangeTicker` wakes the streams that poll.
+    public let hub: ChangeHub
+    let coherence: CacheCoherence
+
+    init(pool: PostgresConnectionPool, log: EventLog, hub: ChangeHub, coherence: CacheCoherence) {
+        self.pool = pool
+        self.log = log
+        self.hub = hub
+        self.coherence = coherence
+    }
+
     /// The app's committed events after `position`, in global order, as feed messages.
     public func changes(appID: UUID, after position: LogPosition, limit: Int) async throws(ServiceError) -> [ChangeMessage] {
         let events = try await database { try await log.read(appID: appID, after: position, limit: limit) }
@@ -64,4 +81,7 @@ extension GateService {
     /// The connections of the primary's pool, which the push streams' share
     /// (`StreamReads.defaultLimit`) is a part of.
     public var databaseConnections: Int { pool.size }
+
+    /// Whether caches may answer now; push streams poll the database while they may not.
+    public var cachesFollowing: Bool { coherence.isFollowing }
 }

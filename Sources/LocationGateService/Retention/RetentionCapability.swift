@@ -2,7 +2,17 @@ import Foundation
 import Logging
 import PostgresClient
 
-extension GateService {
+/// Retention (SPEC §13): each app's days, the schedule that erases what is older, its runs
+/// from the command line, and their records. The HTTP layer sees it as `RetentionService`.
+public final class RetentionCapability: Sendable, DatabaseCalls {
+    let pool: PostgresConnectionPool
+    let logger: Logger
+
+    init(pool: PostgresConnectionPool, logger: Logger) {
+        self.pool = pool
+        self.logger = logger
+    }
+
     /// The app's retention in days; nil keeps everything (the default).
     public func retentionDays(appID: UUID) async throws(ServiceError) -> Int? {
         try await database {
@@ -40,9 +50,7 @@ extension GateService {
     public func retentionWorker(logger: Logger, interval: Duration) -> RetentionWorker {
         RetentionWorker(retention: Retention(pool: pool, logger: logger), logger: logger, interval: interval)
     }
-}
 
-extension GateService {
     /// One run of the retention schedule, measured against `now`. The counting readers catch
     /// up first (`catchUpCounts`).
     public func runRetention(now: Date = Date()) async throws -> Retention.Report {
