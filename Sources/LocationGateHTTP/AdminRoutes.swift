@@ -23,13 +23,13 @@ struct AdminRoutes {
     @Sendable func listKeys(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.caller()
         struct Keys: Encodable { var keys: [APIKeys.Listing] }
-        return try JSONResponse.make(.ok, Keys(keys: try await service.keys.list(appID: identity.appID)))
+        return try JSONResponse.make(.ok, Keys(keys: try await service.catalog.listKeys(appID: identity.appID)))
     }
 
     /// `{"appId", "name", "scope"}`: the app and scope of the calling key, whatever its scope.
     @Sendable func app(_ request: Request, context: AppRequestContext) async throws -> Response {
         let identity = try context.caller()
-        guard let name = try await service.apps.name(appID: identity.appID) else {
+        guard let name = try await service.catalog.appName(appID: identity.appID) else {
             throw APIError(.notFound, "no such app")
         }
         struct App: Encodable { var appId: String; var name: String; var scope: String }

@@ -93,13 +93,13 @@ public func buildRouter(
         limit: configuration.streamReadConnections ?? StreamReads.defaultLimit(poolSize: service.push.databaseConnections))
     let streams = StreamRegistry(
         maxPerApp: configuration.maxStreamsPerApp, maxTotal: configuration.maxStreams, inactivity: configuration.streamInactivity,
-        reads: streamReads, revocations: service.keys)
+        reads: streamReads, revocations: service.catalog.authentication)
     // Keys and per-app limits on the API's groups; health and metrics are outside them. The
     // dashboard signs in with its own sessions and is charged to the same per-app limiter.
     // Failed authentications, counted per peer for the API and the dashboard's sign-in alike.
     let failures = AuthenticationMiddleware.failureLimiter(configuration)
     var keyed: [any MiddlewareProtocol<Request, Response, AppRequestContext>] = [
-        AuthenticationMiddleware(keys: service.keys, adminToken: configuration.adminToken, failures: failures)
+        AuthenticationMiddleware(keys: service.catalog.authentication, adminToken: configuration.adminToken, failures: failures)
     ]
     var limiter: RateLimiter?
     if let rate = configuration.rateLimit, rate > 0 {
@@ -110,19 +110,19 @@ public func buildRouter(
     // collections, each with its scope groups inside and the one face of the service it calls.
     HealthRoutes(health: service.health, follower: follower, registry: registry, streams: streams).register(on: routes)
     let v1 = routes.group("/v1", middleware: keyed)
-    v1.add(CatalogRoutes(catalog: service).collection)
+    v1.add(CatalogRoutes(catalog: service.catalog).collection)
     v1.add(ExperimentRoutes(experiments: service.experiments).collection)
-    v1.add(EventRoutes(ingest: service).collection)
-    v1.add(GateRoutes(gates: service).collection)
-    v1.add(HistoryRoutes(history: service).collection)
-    v1.add(AnalyticsRoutes(analytics: service).collection)
+    v1.add(EventRoutes(ingest: service.events).collection)
+    v1.add(GateRoutes(gates: service.gates).collection)
+    v1.add(HistoryRoutes(history: service.audit).collection)
+    v1.add(AnalyticsRoutes(analytics: service.analytics).collection)
     v1.add(ChangeFeedRoutes(feed: service.push, streams: streams).collection)
-    v1.add(ErasureRoutes(service: service).collection)
+    v1.add(ErasureRoutes(service: service.erasure).collection)
     v1.add(RetentionRoutes(service: service.retention).collection)
-    v1.add(ExportRoutes(service: service).collection)
+    v1.add(ExportRoutes(service: service.export).collection)
     v1.add(AdminRoutes(service: service).collection)
     let ofrep = routes.group("/ofrep/v1", catchAll: true, middleware: [OFREPErrorMiddleware()] + keyed)
-    let flags = OFREPFlags(features: service, experiments: service.experiments)
+    let flags = OFREPFlags(features: service.gates, experiments: service.experiments)
     ofrep.add(OFREPRoutes(flags: flags, streams: streams).collection)
     ofrep.add(OFREPStreamRoutes(flags: flags, hints: service.push, streams: streams).collection)
     DashboardRoutes(service: service, configuration: configuration, limiter: limiter, failures: failures).register(on: routes)

@@ -19,7 +19,7 @@ import LocationGateService
 struct AuthenticationMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
 
-    let keys: APIKeys
+    let keys: any KeyAuthenticating
     let adminToken: String?
     let failures: RateLimiter
 
@@ -66,7 +66,7 @@ struct AuthenticationMiddleware: RouterMiddleware {
     /// of nil. A valid key is never refused here. The API's groups and the dashboard's
     /// sign-in share it.
     static func identity(
-        forKey token: String, keys: APIKeys, failures: RateLimiter, context: AppRequestContext
+        forKey token: String, keys: any KeyAuthenticating, failures: RateLimiter, context: AppRequestContext
     ) async throws(APIError) -> APIIdentity? {
         let identity: APIIdentity?
         do {

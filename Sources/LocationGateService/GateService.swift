@@ -7,93 +7,52 @@ import Metrics
 import PostgresClient
 import ServiceLifecycle
 
-/// The gating service without HTTP, and the one place its parts are wired together. Each
-/// capability lives in its own folder as an extension of this type: `Ingest/` (appends through
-/// the projection), `Gates/` (decisions from memory, OFREP's user level included), `Audit/`
-/// (history, state as of, replay, verify, archive), `Catalog/` (apps, keys, features),
-/// `Analytics/` and `Push/`. Its database handles stay inside the module: callers get typed
-/// requests and results, never the pool. What each part of the HTTP API may call is a narrow
-/// protocol declared in its capability's folder, with this type's conformance beside it
-/// (`EventIngest`, `GateReading`, `OFREPEvaluating`, `HistoryReading`, `AnalyticsReading`,
-/// `CatalogService`, `ChangeFeedReading`, `ErasureService`, `RetentionService`).
-public final class GateService: Sendable, DatabaseCalls {
+/// The gating service without HTTP: the composition root. It builds the shared parts once
+/// (the pool's stores, the device cache, the feature and key catalogs, the change hub, the
+/// costly work's bounds) and one type per capability over the parts it needs, each in its own
+/// folder with the narrow protocol (face) the HTTP layer calls it through: `catalog`
+/// (`CatalogService`), `events` (`EventIngest`), `gates` (`GateReading`, `OFREPEvaluating`),
+/// `audit` (`HistoryReading`), `analytics` (`AnalyticsReading`), `push` (`ChangeFeedReading`),
+/// `erasure` (`ErasureService`), `retention` (`RetentionService`), `export` (`ExportService`),
+/// `experiments` (`ExperimentsFace`), `health`, and the admin trail and dashboard sessions. The
+/// stores stay inside the module: callers get typed requests and results, never the pool.
+public final class GateService: Sendable {
     let pool: PostgresConnectionPool
     let log: EventLog
     /// Where reads that may lag go (a standby when one is configured).
     let reads: StandbyReads
-    /// Device states for the gates (the primary).
-    let gateStore: GateStore
-    /// Streams and archive snapshots for history and state as of (the standby when configured).
-    let auditStore: AuditStore
     let cache: DeviceStateCache
-    public let features: FeatureCatalog
-    /// The apps' experiments (SPEC §16), cached and changed beside the features
-    /// (`ExperimentService` is their face: `experiments`).
-    let experimentCatalog: ExperimentCatalog
-    /// First evaluations' exposures share statements (group commit), each answered after its
-    /// commit (SPEC §16).
-    let exposureCommitter: ExposureCommitter
-    public let keys: APIKeys
-    public let apps: AppRegistry
-    public let logger: Logger
-    /// Small appends share transactions (group commit); large batches go alone.
-    let committer: GroupCommitter
-    /// Batches of at most this many events go through group commit.
-    static let groupCommitLimit = 100
-    /// Group commits in flight at once, by default.
-    public static let defaultGroupCommits = 4
-
-    /// SPEC §5: at most 1,000 events in a batch.
-    public static let maxBatchEvents = 1000
-    /// SPEC §5: at most 10,000 devices in a gate query, 100 features (none twice), and
-    /// 100,000 decisions in all.
-    public static let maxQueryDevices = 10_000
-    public static let maxQueryFeatures = 100
-    public static let maxQueryDecisions = 100_000
-
-    let eventsAppended = Counter(label: "locgate_events_appended_total")
-    let erasuresPerformed = Counter(label: "locgate_erasures_performed_total")
-    /// Wakes the erasure worker (`ErasureWorker`).
-    let erasureSignal = ErasureSignal()
-    /// How erasures are paged, bounded and retried (`erasureSettings`), and their metrics.
-    let erasureRuntime = ErasureRuntime()
-    /// This process among the servers of the database (`server_processes`): erasures are done
-    /// once every live one has acknowledged them.
-    public let processID = UUID()
-    /// A process with a `CacheFollower` shares its database with others: it registers in
-    /// `server_processes`, and erasures wait for its acknowledgement.
-    let followsChanges: Bool
-    let rejections = Counter(label: "locgate_event_batches_rejected_total")
-    /// How far ahead of this server's clock an event's `occurredAt` may be (SPEC §14): later is
-    /// a 422 naming `occurredAt`. Nil accepts any time in SPEC §1's range.
-    let maxClockSkew: Duration?
-    /// The bound `locgate serve` applies unless `LOCGATE_MAX_CLOCK_SKEW` says otherwise: 24 hours.
-    public static let defaultMaxClockSkew: Duration = .seconds(86_400)
-
+    let features: FeatureCatalog
+    let keys: APIKeys
     /// Whether this process's caches may answer (see `CacheCoherence`).
     let coherence: CacheCoherence
     /// Change hints for the push streams (`push.hub`).
     let hub = ChangeHub()
     /// Marks the NOTIFYs of this service's appends (`StreamChange.originLine`), so that its own
-    /// follower skips them: `ingest` has stored the new states in the cache and woken the push
+    /// follower skips them: `events` has stored the new states in the cache and woken the push
     /// streams itself. One per service, not per process: tests run several in one process.
     let appendOrigin = UUID().lowercasedText
-    /// Decoded states of `device_state_kinds`, for the dashboard's feature coverage.
-    let stateKinds = StateKindCache()
-    /// Previews, exports and analytics: at most two of each kind per app at once, within a
-    /// quarter of the pool (SPEC §5 "Resources").
-    let costly: CostlyWork
+    public let logger: Logger
+    /// Group commits in flight at once, by default.
+    public static let defaultGroupCommits = 4
+    /// The bound `locgate serve` applies unless `LOCGATE_MAX_CLOCK_SKEW` says otherwise: 24 hours.
+    public static let defaultMaxClockSkew: Duration = .seconds(86_400)
 
-    /// Retention (SPEC §13).
+    public let catalog: CatalogCapability
+    public let events: IngestCapability
+    public let gates: GatesCapability
+    public let audit: AuditCapability
+    public let analytics: AnalyticsCapability
+    public let push: PushCapability
+    public let erasure: ErasureCapability
     public let retention: RetentionCapability
+    public let export: ExportCapability
+    public let experiments: ExperimentService
+    public let health: HealthCapability
     /// The admin audit trail, on the primary (an entry is readable as soon as its change is).
     public let adminAudit: AdminAuditLog
     /// The dashboard's sessions, on the primary (a sign-out or a revocation is seen at once).
     public let dashboardSessions: DashboardSessions
-    /// What `/readyz` and `/metrics` report.
-    public let health: HealthCapability
-    /// The change feed and the push streams' hints.
-    public let push: PushCapability
 
     /// - Parameters:
     ///   - cacheByteBudget: the device cache's memory bound (`--cache-memory`).
@@ -115,34 +74,45 @@ public final class GateService: Sendable, DatabaseCalls {
         groupCommits: Int = GateService.defaultGroupCommits, clock: any Clock<Duration> = ContinuousClock(),
         maxClockSkew: Duration? = nil
     ) {
-        self.maxClockSkew = maxClockSkew
         let coherence = CacheCoherence(alwaysFollowing: !followsChanges)
-        self.coherence = coherence
-        self.followsChanges = followsChanges
-        self.pool = pool
-        self.log = EventLog(pool: pool, logger: logger)
-        self.reads = StandbyReads(primary: pool, standby: readPool)
-        self.gateStore = GateStore(pool: pool)
-        self.auditStore = AuditStore(reads: reads, logger: logger)
-        self.cache = DeviceStateCache(byteBudget: cacheByteBudget, coherence: coherence)
+        let log = EventLog(pool: pool, logger: logger)
+        let reads = StandbyReads(primary: pool, standby: readPool)
+        let gateStore = GateStore(pool: pool)
+        let cache = DeviceStateCache(byteBudget: cacheByteBudget, coherence: coherence)
         let experimentCatalog = ExperimentCatalog(pool: pool, coherence: coherence)
-        self.experimentCatalog = experimentCatalog
-        self.exposureCommitter = ExposureCommitter(
-            pool: pool, maxInFlight: max(1, min(2, pool.size)), queueTimeout: pool.waitTimeout * 2, clock: clock)
-        self.features = FeatureCatalog(pool: pool, coherence: coherence, experiments: experimentCatalog)
-        self.keys = APIKeys(pool: pool, coherence: coherence)
-        self.apps = AppRegistry(pool: pool)
-        self.costly = CostlyWork(connections: max(1, pool.size / 4))
-        self.retention = RetentionCapability(pool: pool, logger: logger)
-        self.adminAudit = AdminAuditLog(pool: pool)
-        self.dashboardSessions = DashboardSessions(pool: pool)
-        self.logger = logger
-        self.committer = GroupCommitter(
+        let features = FeatureCatalog(pool: pool, coherence: coherence, experiments: experimentCatalog)
+        let keys = APIKeys(pool: pool, coherence: coherence)
+        // Previews, exports, analytics and results: at most two of each kind per app at once,
+        // within a quarter of the pool (SPEC §5 "Resources"). One for all capabilities.
+        let costly = CostlyWork(connections: max(1, pool.size / 4))
+        // Decoded states of `device_state_kinds`: previews and coverage share them.
+        let stateKinds = StateKindCache()
+        let committer = GroupCommitter(
             pool: pool, maxInFlight: max(1, min(groupCommits, pool.size)), maxQueuedEvents: maxQueuedEvents,
             queueTimeout: pool.waitTimeout * 2, clock: clock, origin: appendOrigin)
-        self.push = PushCapability(pool: pool, log: log, hub: hub, coherence: coherence)
-        self.health = HealthCapability(
+        (self.pool, self.log, self.reads, self.cache, self.features, self.keys, self.coherence, self.logger) =
+            (pool, log, reads, cache, features, keys, coherence, logger)
+        catalog = CatalogCapability(
+            apps: AppRegistry(pool: pool), keys: keys, features: features, stateKinds: stateKinds, reads: reads, costly: costly)
+        events = IngestCapability(
+            log: log, cache: cache, hub: hub, committer: committer, appendOrigin: appendOrigin, maxClockSkew: maxClockSkew)
+        gates = GatesCapability(cache: cache, features: features, gateStore: gateStore)
+        audit = AuditCapability(pool: pool, auditStore: AuditStore(reads: reads, logger: logger), reads: reads, features: features)
+        analytics = AnalyticsCapability(
+            pool: pool, reads: reads, features: features, stateKinds: stateKinds, costly: costly, logger: logger)
+        push = PushCapability(pool: pool, log: log, hub: hub, coherence: coherence)
+        erasure = ErasureCapability(
+            pool: pool, cache: cache, hub: hub, exposures: experimentCatalog.exposures, followsChanges: followsChanges, logger: logger)
+        retention = RetentionCapability(pool: pool, logger: logger)
+        export = ExportCapability(pool: pool, log: log, gateStore: gateStore, features: features, costly: costly)
+        experiments = ExperimentService(
+            catalog: experimentCatalog, pool: pool,
+            committer: ExposureCommitter(pool: pool, maxInFlight: max(1, min(2, pool.size)), queueTimeout: pool.waitTimeout * 2, clock: clock),
+            gates: gates, costly: costly, logger: logger)
+        health = HealthCapability(
             pool: pool, log: log, cache: cache, keys: keys, committer: committer, coherence: coherence, logger: logger)
+        adminAudit = AdminAuditLog(pool: pool)
+        dashboardSessions = DashboardSessions(pool: pool)
     }
 
     /// The background work every server runs beside its routes: the analytics rollup and the
@@ -151,18 +121,7 @@ public final class GateService: Sendable, DatabaseCalls {
     public func backgroundServices(logger: Logger, retentionInterval: Duration = .seconds(3600)) -> [any Service] {
         [AnalyticsRollup(pool: pool, logger: logger), PartitionKeeper(pool: pool, logger: logger),
          DecisionFormWriter(pool: pool, logger: logger),
-         ExperimentTally(pool: pool, logger: logger), experimentGuardian(logger: logger),
-         ErasureWorker(service: self, logger: logger), retention.retentionWorker(logger: logger, interval: retentionInterval)]
+         ExperimentTally(pool: pool, logger: logger), experiments.guardian(logger: logger),
+         ErasureWorker(erasure: erasure, logger: logger), retention.retentionWorker(logger: logger, interval: retentionInterval)]
     }
-
-    /// The experiments' guard over this service's pool (SPEC §16); tests call its `checkDue`.
-    public func experimentGuardian(logger: Logger) -> ExperimentGuardian {
-        ExperimentGuardian(pool: pool, catalog: experimentCatalog, logger: logger)
-    }
-
-    /// The audit replay over this service's database (and standby, when configured).
-    public func replay(appID: UUID?, logger: Logger) -> Replay {
-        Replay(pool: pool, readPool: reads.standby, appID: appID, logger: logger)
-    }
-
 }

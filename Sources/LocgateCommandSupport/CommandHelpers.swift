@@ -61,7 +61,7 @@ package func withService<T>(_ database: DatabaseOptions, poolSize: Int = 2, _ bo
 /// the app (an export must never look like "we hold nothing about you"; the log's tables take
 /// their app on trust).
 package func requireApp(_ appID: UUID, in service: GateService, _ consequence: String = "nothing was done") async throws {
-    guard try await service.appName(appID: appID) != nil else {
+    guard try await service.catalog.appName(appID: appID) != nil else {
         throw CommandFailure(description: "no such app \(appID.uuidString.lowercased()): \(consequence)")
     }
 }

@@ -16,7 +16,7 @@ struct AppsCommand: AsyncParsableCommand {
         @Argument(help: "The app's name") var name: String
 
         func run() async throws {
-            let created = try await withService(database) { try await $0.apps.create(name: name, actor: .cli) }
+            let created = try await withService(database) { try await $0.catalog.createApp(name: name, actor: .cli) }
             try printJSON([
                 "appId": created.appID.uuidString.lowercased(), "name": name, "apiKey": created.apiKey,
                 "keyId": created.keyID.uuidString.lowercased(),
@@ -47,7 +47,7 @@ struct KeysCommand: AsyncParsableCommand {
             guard let appID = UUID(uuidString: app), let keyScope = KeyScope(rawValue: scope) else { return }
             let created = try await withService(database) { [deviceBound] service in
                 try await requireApp(appID, in: service, "no key was created")
-                return try await service.keys.create(appID: appID, scope: keyScope, deviceBound: deviceBound, actor: .cli)
+                return try await service.catalog.createKey(appID: appID, scope: keyScope, deviceBound: deviceBound, actor: .cli)
             }
             var printed = ["id": created.id.uuidString.lowercased(), "scope": scope, "key": created.key]
             if let secret = created.tokenSecret { printed["tokenSecret"] = secret }
@@ -70,7 +70,7 @@ struct KeysCommand: AsyncParsableCommand {
             guard let appID = UUID(uuidString: app) else { return }
             let keys = try await withService(database) { service in
                 try await requireApp(appID, in: service, "it has no keys to list")
-                return try await service.keys.list(appID: appID)
+                return try await service.catalog.listKeys(appID: appID)
             }
             struct Keys: Encodable { var keys: [APIKeys.Listing] }
             try printJSON(Keys(keys: keys))
@@ -111,7 +111,7 @@ struct FeaturesCommand: AsyncParsableCommand {
             let feature = try definition.feature(key: key)
             let created = try await withService(database) { service in
                 try await requireApp(appID, in: service, "no feature was put")
-                return try await service.features.put(appID: appID, feature: feature, actor: .cli)
+                return try await service.catalog.putFeature(appID: appID, feature: feature, actor: .cli)
             }
             FileHandle.standardError.write(Data((created ? "created\n" : "replaced\n").utf8))
             try printJSON(feature)
@@ -171,7 +171,7 @@ extension FeaturesCommand {
         guard let appID = UUID(uuidString: app) else { return }
         let feature = try await withService(database) { service in
             try await requireApp(appID, in: service, "nothing was changed")
-            guard let feature = try await service.features.setDisabled(disabled, appID: appID, key: key, actor: .cli) else {
+            guard let feature = try await service.catalog.setFeatureDisabled(disabled, appID: appID, key: key, actor: .cli) else {
                 throw ServiceError(.notFound, "no feature \(key) in app \(appID.uuidString.lowercased()): nothing was changed")
             }
             return feature

@@ -36,7 +36,7 @@ struct AnalyticsCommand: AsyncParsableCommand {
         }
         let rows = try await withService(database) { service in
             try await requireApp(appID, in: service, "it has no analytics")
-            return try await service.analytics(query)
+            return try await service.analytics.analytics(query)
         }
         if format == "csv" {
             FileHandle.standardOutput.write(Data(AnalyticsFormat.csv(rows, kind: kind, groupBy: query.groupBy).utf8))

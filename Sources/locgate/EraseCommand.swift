@@ -36,19 +36,19 @@ struct EraseCommand: AsyncParsableCommand {
             try await requireApp(appID, in: service, "nothing was erased")
             let requested: ErasureRecord
             if let device {
-                requested = try await service.requestDeviceErasure(appID: appID, userID: user, deviceID: device, actor: .cli)
+                requested = try await service.erasure.requestDeviceErasure(appID: appID, userID: user, deviceID: device, actor: .cli)
             } else {
-                requested = try await service.requestErasure(appID: appID, userID: user, actor: .cli)
+                requested = try await service.erasure.requestErasure(appID: appID, userID: user, actor: .cli)
             }
             // Phase 1 here (a server's worker may get there first: then there is nothing left).
-            while try await service.performNextErasure() {}
+            while try await service.erasure.performNextErasure() {}
             let deadline = ContinuousClock.now + .seconds(wait)
             while ContinuousClock.now < deadline {
-                try await service.completeErasures()
-                if let record = try await service.erasure(appID: appID, id: requested.id), record.status == "done" { return record }
+                try await service.erasure.completeErasures()
+                if let record = try await service.erasure.erasure(appID: appID, id: requested.id), record.status == "done" { return record }
                 try await Task.sleep(for: .milliseconds(100))
             }
-            return try await service.erasure(appID: appID, id: requested.id) ?? requested
+            return try await service.erasure.erasure(appID: appID, id: requested.id) ?? requested
         }
         try printJSON(record)
     }

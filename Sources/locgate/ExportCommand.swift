@@ -37,11 +37,11 @@ struct ExportCommand: AsyncParsableCommand {
         try await withService(database) { service in
             // Before the file is made: an unknown app exports nothing rather than "no devices".
             try await requireApp(appID, in: service, "nothing was exported")
-            let export = try await service.beginExport(appID: appID, userID: user)
+            let export = try await service.export.beginExport(appID: appID, userID: user)
             if let output {
-                try await service.writeExport(export, toFile: output)
+                try await service.export.writeExport(export, toFile: output)
             } else {
-                try await service.writeExport(export) { bytes in FileHandle.standardOutput.write(Data(bytes)) }
+                try await service.export.writeExport(export) { bytes in FileHandle.standardOutput.write(Data(bytes)) }
                 FileHandle.standardOutput.write(Data("\n".utf8))
             }
         }

@@ -71,7 +71,7 @@ extension FeaturesCommand {
             let feature = try definition.feature(key: key)
             let preview = try await withService(database) { service in
                 try await requireApp(appID, in: service, "nothing to preview")
-                return try await service.previewFeature(appID: appID, feature: feature)
+                return try await service.catalog.previewFeature(appID: appID, feature: feature)
             }
             try printJSON(preview)
         }

@@ -26,7 +26,7 @@ struct ReplayCommand: AsyncParsableCommand {
         let appID = app.flatMap(UUID.init(uuidString:))
         try await withService(database, poolSize: 2) { service in
             if let appID { try await requireApp(appID, in: service, "nothing was replayed") }
-            let replay = service.replay(appID: appID, logger: Logger(label: "locgate.replay"))
+            let replay = service.audit.replay(appID: appID, logger: Logger(label: "locgate.replay"))
             if diff {
                 let report = try await replay.diff(sampleSize: sample, progress: progress.report)
                 progress.finish()
@@ -73,7 +73,7 @@ struct VerifyCommand: AsyncParsableCommand {
         let appID = app.flatMap(UUID.init(uuidString:))
         let differences = try await withService(database) { service in
             if let appID { try await requireApp(appID, in: service, "nothing was verified") }
-            return try await service.replay(appID: appID, logger: Logger(label: "locgate.verify"))
+            return try await service.audit.replay(appID: appID, logger: Logger(label: "locgate.verify"))
                 .verify(progress: progress.report)
         }
         progress.finish()

@@ -62,8 +62,8 @@ struct SimulateCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard UUID(uuidString: app) != nil else { throw ValidationError("--app must be an app id (a UUID)") }
-        guard devices > 0, (1...GateService.maxBatchEvents).contains(batch), concurrency > 0 else {
-            throw ValidationError("--devices and --concurrency must be positive, --batch 1 to \(GateService.maxBatchEvents)")
+        guard devices > 0, (1...IngestCapability.maxBatchEvents).contains(batch), concurrency > 0 else {
+            throw ValidationError("--devices and --concurrency must be positive, --batch 1 to \(IngestCapability.maxBatchEvents)")
         }
         guard (0...1).contains(modernShare) else { throw ValidationError("--modern-share must be from 0 to 1") }
         guard (0...1).contains(buttonShare) else { throw ValidationError("--button-share must be from 0 to 1") }
@@ -130,7 +130,7 @@ struct SimulateCommand: AsyncParsableCommand {
                 let (events, deviceCount) = batches[next]
                 next += 1
                 group.addTask {
-                    let results = try await service.ingest(appID: appID, submissions: events)
+                    let results = try await service.events.ingest(appID: appID, submissions: events)
                     return (results.count, deviceCount)
                 }
             }

@@ -330,7 +330,7 @@ struct AdminAuditTests {
             #expect(try await api.call(.put, "/v1/apps/\(UUID().uuidString.lowercased())/retention", key: admin, json: #"{"days": 3}"#).status == .notFound)
             #expect(try await api.call(.delete, "/v1/users/not%20valid", key: admin).status == .unprocessableContent)
             // An erasure refused at the app's bound of pending erasures (inside its transaction).
-            service.erasureSettings.maxPendingPerApp = 1
+            service.erasure.erasureSettings.maxPendingPerApp = 1
             #expect(try await api.call(.delete, "/v1/users/first-person", key: admin).status == .accepted)
             #expect(try await api.call(.delete, "/v1/users/second-person", key: admin).status == .tooManyRequests)
             let afterRefusals = try await Self.trail(api, admin)

@@ -79,7 +79,7 @@ struct DeviceErasureTests {
 
             // Aggregates that name no one are unchanged; replay and verify agree with what is left.
             #expect(try await api.call(.get, "/v1/analytics/prompts", key: read).text == promptsBefore)
-            let differences = try await service.replay(appID: UUID(uuidString: appID), logger: TestDatabase.logger).verify()
+            let differences = try await service.audit.replay(appID: UUID(uuidString: appID), logger: TestDatabase.logger).verify()
             #expect(differences.isEmpty, "\(differences.prefix(5))")
 
             // The device may report again afterwards, as a new device.
@@ -148,7 +148,7 @@ struct DeviceErasureTests {
             #expect(try await api.call(.get, "/v1/erasures/\(id)", key: admin).status == .ok)
 
             // The app's pending bound counts device erasures as it counts a person's.
-            service.erasureSettings.maxPendingPerApp = 1
+            service.erasure.erasureSettings.maxPendingPerApp = 1
             let full = try await api.call(.delete, "/v1/users/\(person)/devices/other", key: admin)
             #expect(full.status == .tooManyRequests && full.errorCode == "rateLimited", "\(full.text)")
             #expect(full.headers[.retryAfter] == "5")

@@ -67,7 +67,7 @@ struct ErasedTextTests {
             #expect(try await api.call(.get, "/v1/analytics/prompts", key: read).text == prompts)
             let byVersion = try await api.call(.get, "/v1/analytics/prompts?groupBy=appVersion", key: read).text
             #expect(byVersion.contains("(erased)") && !byVersion.contains(version), "\(byVersion)")
-            let differences = try await service.replay(appID: UUID(uuidString: appID), logger: TestDatabase.logger).verify()
+            let differences = try await service.audit.replay(appID: UUID(uuidString: appID), logger: TestDatabase.logger).verify()
             #expect(differences.isEmpty, "\(differences.prefix(5))")
         }
     }

@@ -24,8 +24,8 @@ struct ErasureTests {
     static func waitDone(_ api: APIClient, _ service: GateService, _ key: String, _ id: String) async throws -> [String: Any] {
         var record: [String: Any] = [:]
         let done = try await waitUntil(timeout: .seconds(10)) {
-            try await service.performNextErasure()
-            try await service.completeErasures()
+            try await service.erasure.performNextErasure()
+            try await service.erasure.completeErasures()
             record = try await api.call(.get, "/v1/erasures/\(id)", key: key).json
             return record["status"] as? String == "done"
         }
@@ -83,7 +83,7 @@ struct ErasureTests {
             #expect(statuses.reduce(0) { $0 + ($1["count"] as? Int ?? 0) } == 1, "\(statuses)")
             // Replay and verify agree with what is left.
             // (This app's: other suites tamper with theirs.)
-            let differences = try await service.replay(appID: UUID(uuidString: appID), logger: TestDatabase.logger).verify()
+            let differences = try await service.audit.replay(appID: UUID(uuidString: appID), logger: TestDatabase.logger).verify()
             #expect(differences.isEmpty, "\(differences.prefix(5))")
 
             // The person may come back, as new: the same event ids are new again.
@@ -150,7 +150,7 @@ struct ErasureTests {
             let b = (try await api.call(.get, "/v1/users/\(person)/devices/b/history", key: admin).json["entries"] as? [[String: Any]]) ?? []
             #expect(a.count == b.count, "device a kept \(a.count) events, device b \(b.count)")
             #expect(a.allSatisfy { $0["type"] as? String == "locationServicesChanged" }, "the first events were erased")
-            let differences = try await service.replay(appID: UUID(uuidString: appID), logger: TestDatabase.logger).verify()
+            let differences = try await service.audit.replay(appID: UUID(uuidString: appID), logger: TestDatabase.logger).verify()
             #expect(differences.isEmpty, "\(differences.prefix(5))")
         }
     }

@@ -100,7 +100,7 @@ struct ExportTests {
             #expect(whole.status == .ok)
             #expect((whole.json["devices"] as? [Any])?.count == 4)
             for size in [1, 2, 3, 4] {
-                service.exportPageSize = size
+                service.export.exportPageSize = size
                 let paged = try await api.call(.get, "/v1/users/\(person)/export", key: admin)
                 #expect(paged.status == .ok)
                 #expect(Self.withoutTime(paged.text) == Self.withoutTime(whole.text), "pages of \(size)")
@@ -152,11 +152,11 @@ struct ExportTests {
             defer { directory.remove() }
             let path = directory.file("export.json").path
 
-            service.exportPageSize = 2
-            let export = try await service.beginExport(appID: app, userID: person)
+            service.export.exportPageSize = 2
+            let export = try await service.export.beginExport(appID: app, userID: person)
             var memory: [UInt8] = []
-            try await service.writeExport(export) { memory += $0 }
-            try await service.writeExport(export, toFile: path)
+            try await service.export.writeExport(export) { memory += $0 }
+            try await service.export.writeExport(export, toFile: path)
             #expect(try Array(Data(contentsOf: URL(fileURLWithPath: path))) == memory)
             let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
             #expect(mode == 0o600)
@@ -165,7 +165,7 @@ struct ExportTests {
 
             var refused = false
             do {
-                try await service.writeExport(export, toFile: path)
+                try await service.export.writeExport(export, toFile: path)
             } catch {
                 refused = true
             }

@@ -43,13 +43,13 @@ struct GuardRailTests {
     func concurrentRevocations() async throws {
         try await APIHarness.runWithService { api, service in
             for _ in 0..<10 {
-                let created = try await service.createApp(name: "two admins", actor: .adminToken)
-                let second = try await service.createKey(appID: created.appID, scope: .admin, deviceBound: false, actor: .cli)
+                let created = try await service.catalog.createApp(name: "two admins", actor: .adminToken)
+                let second = try await service.catalog.createKey(appID: created.appID, scope: .admin, deviceBound: false, actor: .cli)
                 let outcomes = try await withThrowingTaskGroup(of: String.self) { group in
                     for keyID in [created.keyID, second.id] {
                         group.addTask {
                             do throws(ServiceError) {
-                                return try await service.revokeKey(appID: created.appID, keyID: keyID, actor: .cli) ? "revoked" : "none"
+                                return try await service.catalog.revokeKey(appID: created.appID, keyID: keyID, actor: .cli) ? "revoked" : "none"
                             } catch {
                                 return error.code.rawValue
                             }
@@ -60,7 +60,7 @@ struct GuardRailTests {
                     return outcomes.sorted()
                 }
                 #expect(outcomes == ["lastAdminKey", "revoked"], "\(outcomes)")
-                let live = try await service.listKeys(appID: created.appID).filter { $0.scope == .admin }
+                let live = try await service.catalog.listKeys(appID: created.appID).filter { $0.scope == .admin }
                 #expect(live.count == 1, "\(live)")
             }
         }

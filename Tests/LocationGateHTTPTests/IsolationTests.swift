@@ -46,7 +46,7 @@ struct IsolationTests {
                 let user = sender == .poison ? "poison" : "u"
                 group.addTask {
                     do {
-                        let results = try await service.ingest(appID: app, submissions: [Self.submission(user: user, device: "d\(index % 7)")])
+                        let results = try await service.events.ingest(appID: app, submissions: [Self.submission(user: user, device: "d\(index % 7)")])
                         return (sender, .success(results[0]))
                     } catch {
                         return (sender, .failure(ServiceError.from(error)))

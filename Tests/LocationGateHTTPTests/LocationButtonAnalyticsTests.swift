@@ -187,7 +187,7 @@ struct LocationButtonAnalyticsTests {
             #expect(Self.figures(Self.rows(try await api.call(.get, "/v1/analytics/location-button", key: key)).first) == withOld)
 
             // A rebuild from the log counts the same.
-            let differences = try await service.replay(appID: UUID(uuidString: appID), logger: TestDatabase.logger).verify()
+            let differences = try await service.audit.replay(appID: UUID(uuidString: appID), logger: TestDatabase.logger).verify()
             #expect(differences.isEmpty, "\(differences.prefix(5))")
 
             // The dashboard's page draws the same funnel: each step's figure beside its label.
@@ -223,7 +223,7 @@ struct LocationButtonAnalyticsTests {
             #expect(try await api.call(.get, "/v1/analytics/location-button?groupBy=day", key: admin).text == before)
             #expect(Self.figures(Self.rows(try await api.call(.get, "/v1/analytics/location-button", key: admin)).first) == Self.all)
             #expect(try await api.call(.get, "/v1/analytics/prompts?groupBy=week", key: admin).text == promptsBefore)
-            let differences = try await service.replay(appID: UUID(uuidString: appID), logger: TestDatabase.logger).verify()
+            let differences = try await service.audit.replay(appID: UUID(uuidString: appID), logger: TestDatabase.logger).verify()
             #expect(differences.isEmpty, "\(differences.prefix(5))")
         }
     }

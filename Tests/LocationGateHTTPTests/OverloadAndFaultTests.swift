@@ -89,7 +89,7 @@ struct OverloadAndFaultTests {
             for index in 0..<20 {
                 group.addTask {
                     do {
-                        return .success(try await service.ingest(appID: appID, submissions: [IsolationTests.submission(user: "q", device: "d\(index)")])[0].version)
+                        return .success(try await service.events.ingest(appID: appID, submissions: [IsolationTests.submission(user: "q", device: "d\(index)")])[0].version)
                     } catch {
                         return .failure(ServiceError.from(error))
                     }

@@ -50,7 +50,7 @@ struct StreamShareTests {
                             occurredAt: Date(timeIntervalSince1970: 1_795_341_600 + Double(round)),
                             event: .locationServicesChanged(enabled: (round + index / 500) % 2 == 1))
                     }
-                    _ = try await service.ingest(appID: appAID, submissions: events)
+                    _ = try await service.events.ingest(appID: appAID, submissions: events)
                 }
                 #expect(try await api.append(adminB, [eventJSON("appStateChanged", #"{"state": "foreground"}"#)]).status == .ok)
 

@@ -37,7 +37,7 @@ struct StreamTests {
                     event: .locationServicesChanged(enabled: step % 2 == 1))
             }
         }
-        _ = try await service.ingest(appID: appID, submissions: events)
+        _ = try await service.events.ingest(appID: appID, submissions: events)
     }
 
     @Test("A reader that leaves its buffer full is dropped (the producer stops), not buffered without end")
@@ -106,7 +106,7 @@ struct StreamTests {
         }
         // A device the person left at approximate location: its messages say `reduced`.
         let last = try #require(positions.last)
-        _ = try await service.ingest(appID: appID, submissions: [
+        _ = try await service.events.ingest(appID: appID, submissions: [
             EventSubmission(
                 id: UUID(), userId: "u", deviceId: "reduced", occurredAt: Date(timeIntervalSince1970: 1_795_341_600),
                 event: .statusObserved(.authorizedWhenInUse, accuracy: .reduced)),

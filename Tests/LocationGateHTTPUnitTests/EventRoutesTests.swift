@@ -81,7 +81,7 @@ struct EventRoutesTests {
             #expect(shape.status == .badRequest && RouteTestSupport.error(shape)["code"] as? String == "invalidRequest")
             let huge = try await Self.post(client, #"{"events": [], "padding": "\#(String(repeating: "x", count: 1 << 20))"}"#)
             #expect(huge.status == .contentTooLarge && RouteTestSupport.error(huge)["code"] as? String == "tooLarge")
-            let many = (0...GateService.maxBatchEvents).map { _ in Self.event() }.joined(separator: ",")
+            let many = (0...IngestCapability.maxBatchEvents).map { _ in Self.event() }.joined(separator: ",")
             let tooMany = try await Self.post(client, #"{"events": [\#(many)]}"#)
             #expect(tooMany.status == .contentTooLarge && RouteTestSupport.error(tooMany)["code"] as? String == "tooLarge")
             let invalid = try await Self.post(client, #"{"events": [\#(Self.event()), \#(Self.event(user: "u 1"))]}"#)

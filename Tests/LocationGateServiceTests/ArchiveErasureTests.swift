@@ -29,12 +29,12 @@ struct ArchiveErasureTests {
                 return submission
             }
         }
-        _ = try await service.ingest(appID: appID, submissions: personEvents)
+        _ = try await service.events.ingest(appID: appID, submissions: personEvents)
         for start in stride(from: 0, to: 150, by: 30) {
-            _ = try await service.ingest(appID: appID, submissions: (start..<(start + 30)).flatMap { simulator.device($0) })
+            _ = try await service.events.ingest(appID: appID, submissions: (start..<(start + 30)).flatMap { simulator.device($0) })
         }
         // One more event after the archive's partitions, so that the log keeps a partition.
-        _ = try await service.ingest(appID: appID, submissions: [EventSubmission(
+        _ = try await service.events.ingest(appID: appID, submissions: [EventSubmission(
             id: UUID(), userId: "user-0", deviceId: "device-0", occurredAt: Date(),
             event: .appStateChanged(.background, backgroundIndicator: false))])
 
@@ -65,10 +65,10 @@ struct ArchiveErasureTests {
         try FileManager.default.copyItem(atPath: directory + "/before.csv", toPath: plain)
 
         // The erasure.
-        let erasure = try await service.requestErasure(appID: appID, userID: person, actor: .cli)
-        #expect(try await service.performNextErasure())
-        try await service.completeErasures()
-        #expect(try await service.erasure(appID: appID, id: erasure.id)?.status == "done")
+        let erasure = try await service.erasure.requestErasure(appID: appID, userID: person, actor: .cli)
+        #expect(try await service.erasure.performNextErasure())
+        try await service.erasure.completeErasures()
+        #expect(try await service.erasure.erasure(appID: appID, id: erasure.id)?.status == "done")
         #expect(try await pool.query("SELECT count(*) FROM archive_keys WHERE user_id = \(person)").first?.decode(0, as: Int64.self) == 0)
 
         // Read back after it: the person's lines are ciphertext without a key.
@@ -105,8 +105,8 @@ struct ArchiveErasureTests {
         let pool = try await TestDatabase.privatePool(prefix: "locgate_archive_lock")
         let service = GateService(pool: pool, logger: TestDatabase.logger)
         let appID = try await TestDatabase.makeApp(pool)
-        _ = try await service.ingest(appID: appID, submissions: PopulationSimulator(seed: 3).device(0))
-        let erasure = try await service.requestErasure(appID: appID, userID: "user-0", actor: .cli)
+        _ = try await service.events.ingest(appID: appID, submissions: PopulationSimulator(seed: 3).device(0))
+        let erasure = try await service.erasure.requestErasure(appID: appID, userID: "user-0", actor: .cli)
         // The lock `locgate archive` holds for its whole run (EventArchive.runLockKey), held
         // on a connection of its own until the test releases it.
         let lockKey = Int64(0x6172_6368_6976_66)
@@ -121,11 +121,11 @@ struct ArchiveErasureTests {
             }
         }
         #expect(try await waitUntil(timeout: .seconds(30)) { locked.isRaised })
-        #expect(try await service.performNextErasure() == false, "no erasure while an archive runs")
-        #expect(try await service.erasure(appID: appID, id: erasure.id)?.status == "pending")
+        #expect(try await service.erasure.performNextErasure() == false, "no erasure while an archive runs")
+        #expect(try await service.erasure.erasure(appID: appID, id: erasure.id)?.status == "pending")
         release.raise()
         try await holder.value
-        #expect(try await service.performNextErasure())
+        #expect(try await service.erasure.performNextErasure())
         #expect(try await pool.query("SELECT count(*) FROM events WHERE user_id = 'user-0'").first?.decode(0, as: Int64.self) == 0)
         await pool.close()
     }

@@ -86,10 +86,10 @@ struct ArchivePagingTests {
         let pool = try await ArchiveTests.smallPartitions()
         let service = GateService(pool: pool, logger: TestDatabase.logger)
         let appID = try await TestDatabase.makeApp(pool)
-        _ = try await service.features.put(appID: appID, feature: Feature(key: "trip-log", requires: .always, services: [.visits]), actor: .cli)
+        _ = try await service.catalog.putFeature(appID: appID, feature: Feature(key: "trip-log", requires: .always, services: [.visits]), actor: .cli)
         let simulator = PopulationSimulator(seed: 11)
         for start in stride(from: 0, to: 180, by: 30) {
-            _ = try await service.ingest(appID: appID, submissions: (start..<(start + 30)).flatMap { simulator.device($0) })
+            _ = try await service.events.ingest(appID: appID, submissions: (start..<(start + 30)).flatMap { simulator.device($0) })
         }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("locgate-archive-\(UUID())").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -102,13 +102,13 @@ struct ArchivePagingTests {
             if round == 1 {
                 // Later events of 40 devices the first archive took (their new snapshot folds
                 // the previous one with them), then new devices, which move the log past them.
-                _ = try await service.ingest(appID: appID, submissions: (0..<40).map { index in
+                _ = try await service.events.ingest(appID: appID, submissions: (0..<40).map { index in
                     EventSubmission(
                         id: UUID(), userId: "user-\(index / 2)", deviceId: "device-\(index)", occurredAt: Date(),
                         event: .appStateChanged(.background, backgroundIndicator: false))
                 })
                 for start in stride(from: 180, to: 300, by: 30) {
-                    _ = try await service.ingest(appID: appID, submissions: (start..<(start + 30)).flatMap { simulator.device($0) })
+                    _ = try await service.events.ingest(appID: appID, submissions: (start..<(start + 30)).flatMap { simulator.device($0) })
                 }
             }
             let events = try await Self.events(pool, appID)

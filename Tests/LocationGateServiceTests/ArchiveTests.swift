@@ -33,21 +33,21 @@ struct ArchiveTests {
         let pool = try await Self.smallPartitions()
         let service = GateService(pool: pool, logger: TestDatabase.logger)
         let appID = try await TestDatabase.makeApp(pool)
-        _ = try await service.features.put(appID: appID, feature: Feature(key: "trip-log", requires: .always, services: [.visits]), actor: .cli)
+        _ = try await service.catalog.putFeature(appID: appID, feature: Feature(key: "trip-log", requires: .always, services: [.visits]), actor: .cli)
         let simulator = PopulationSimulator(seed: 42)
         var firstBatch: [EventSubmission] = []
         var appended = 0
         for start in stride(from: 0, to: 300, by: 30) {
             let events = (start..<(start + 30)).flatMap { simulator.device($0) }
             if start == 0 { firstBatch = events }
-            appended += try await service.ingest(appID: appID, submissions: events).count
+            appended += try await service.events.ingest(appID: appID, submissions: events).count
         }
         let partitions = try await pool.withConnection { try EventLog.partitions(on: $0) }
         let used = try await pool.query("SELECT count(DISTINCT tableoid) FROM events").first?.decode(0, as: Int64.self) ?? 0
         #expect(partitions.count >= 4 && used >= 3, "\(appended) events in \(used) of \(partitions.count) partitions")
 
         // The first batch went to the first partition; sent again, every event is a duplicate.
-        let again = try await service.ingest(appID: appID, submissions: firstBatch)
+        let again = try await service.events.ingest(appID: appID, submissions: firstBatch)
         #expect(again.allSatisfy(\.duplicate) && again.count == firstBatch.count)
         #expect(try await Self.count(pool) == Int64(appended))
         // One more event of the first device, into the newest partition: after the archive its
@@ -55,7 +55,7 @@ struct ArchiveTests {
         let later = EventSubmission(
             id: UUID(), userId: "user-0", deviceId: "device-0", occurredAt: Date(),
             event: .appStateChanged(.background, backgroundIndicator: false))
-        appended += try await service.ingest(appID: appID, submissions: [later]).count
+        appended += try await service.events.ingest(appID: appID, submissions: [later]).count
 
         let replay = Replay(pool: pool, appID: appID, logger: TestDatabase.logger)
         #expect(try await replay.verify().isEmpty)
@@ -109,13 +109,13 @@ struct ArchiveTests {
         let currentState = try Self.state(try straddling.decode(5))
         let snapshotState = try Self.state(try straddling.decode(6))
         #expect(firstInLog == boundaryVersion + 1, "the log holds the versions after the snapshot's")
-        let atBoundary = try await service.state(key, asOf: nil, version: boundaryVersion)
+        let atBoundary = try await service.audit.state(key, asOf: nil, version: boundaryVersion)
         #expect(atBoundary.version == boundaryVersion && atBoundary.state == snapshotState)
-        await #expect(throws: ServiceError.self) { try await service.state(key, asOf: nil, version: boundaryVersion - 1) }
-        await #expect(throws: ServiceError.self) { try await service.state(key, asOf: Date(timeIntervalSince1970: 0), version: nil) }
-        let current = try await service.state(key, asOf: nil, version: nil)
+        await #expect(throws: ServiceError.self) { try await service.audit.state(key, asOf: nil, version: boundaryVersion - 1) }
+        await #expect(throws: ServiceError.self) { try await service.audit.state(key, asOf: Date(timeIntervalSince1970: 0), version: nil) }
+        let current = try await service.audit.state(key, asOf: nil, version: nil)
         #expect(current.version == currentVersion && current.state == currentState)
-        let history = try await service.history(key, afterVersion: 0, limit: 100)
+        let history = try await service.audit.history(key, afterVersion: 0, limit: 100)
         #expect(history.entries.first?.version == boundaryVersion + 1)
 
         // An archive that failed after writing its snapshot's rows: not recorded, so not read.
@@ -128,7 +128,7 @@ struct ArchiveTests {
 
         // More events, a second archive that starts from the first one's snapshot.
         for start in stride(from: 300, to: 420, by: 30) {
-            appended += try await service.ingest(appID: appID, submissions: (start..<(start + 30)).flatMap { simulator.device($0) }).count
+            appended += try await service.events.ingest(appID: appID, submissions: (start..<(start + 30)).flatMap { simulator.device($0) }).count
         }
         let second = try await archive.archive(before: Date().addingTimeInterval(86_400), into: directory)
         #expect(second.partitions.count >= 1 && second.boundary > report.boundary)
@@ -164,7 +164,7 @@ struct ArchiveTests {
         let appID = try await TestDatabase.makeApp(pool)
         let simulator = PopulationSimulator(seed: 7)
         for start in stride(from: 0, to: 150, by: 30) {
-            _ = try await service.ingest(appID: appID, submissions: (start..<(start + 30)).flatMap { simulator.device($0) })
+            _ = try await service.events.ingest(appID: appID, submissions: (start..<(start + 30)).flatMap { simulator.device($0) })
         }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("locgate-archive-\(UUID())").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

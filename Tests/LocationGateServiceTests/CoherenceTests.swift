@@ -72,13 +72,13 @@ struct AnalyticsLockTests {
         let answered = TestLatch()
         let analytics = Task {
             defer { answered.raise() }
-            return try await service.analytics(AnalyticsQuery(kind: .prompts, appID: appID, groupBy: [], from: nil, to: nil))
+            return try await service.analytics.analytics(AnalyticsQuery(kind: .prompts, appID: appID, groupBy: [], from: nil, to: nil))
         }
         // Meanwhile the only pooled connection keeps serving other requests (each waits at most
         // the pool's 1 s for it), for as long as the analytics request runs.
         var reads = 0
         repeat {
-            let entry = try await service.device(StreamKey(appID: appID, userID: "u", deviceID: "d\(reads)"))
+            let entry = try await service.gates.device(StreamKey(appID: appID, userID: "u", deviceID: "d\(reads)"))
             #expect(entry.version == 0)
             reads += 1
             try await Task.sleep(for: .milliseconds(20))

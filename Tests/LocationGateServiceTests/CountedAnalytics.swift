@@ -15,6 +15,6 @@ extension GateService {
     func countedAnalytics(_ query: AnalyticsQuery) async throws -> [AnalyticsQuery.Row] {
         let passed = try await AnalyticsRollup(pool: pool, logger: logger).waitForInFlightCommits(patience: .seconds(60))
         #expect(passed, "the cluster's oldest writing transaction did not end within 60 s")
-        return try await analytics(query)
+        return try await analytics.analytics(query)
     }
 }

@@ -17,7 +17,7 @@ struct DeviceErasureServiceTests {
     func pages() async throws {
         let pool = try await TestDatabase.privatePool(prefix: "locgate_device_erasure_pages")
         let service = GateService(pool: pool, logger: TestDatabase.logger)
-        service.erasureSettings.pageSize = 7
+        service.erasure.erasureSettings.pageSize = 7
         let appID = try await TestDatabase.makeApp(pool)
         let person = ErasurePagingTests.personID()
         let big = "big-" + UUID().uuidString.lowercased()
@@ -26,13 +26,13 @@ struct DeviceErasureServiceTests {
         submissions += ErasurePagingTests.device("someone-else", big, count: 5)
         try await ErasurePagingTests.ingest(service, appID, submissions)
 
-        let erasure = try await service.requestDeviceErasure(appID: appID, userID: person, deviceID: big, actor: .cli)
+        let erasure = try await service.erasure.requestDeviceErasure(appID: appID, userID: person, deviceID: big, actor: .cli)
         var steps = 0
         var erased: Int64 = 0
         var record = try await ErasurePagingTests.record(service, appID, erasure.id)
         while record.status != "done" {
-            #expect(try await service.performNextErasure())
-            try await service.completeErasures()
+            #expect(try await service.erasure.performNextErasure())
+            try await service.erasure.completeErasures()
             steps += 1
             record = try await ErasurePagingTests.record(service, appID, erasure.id)
             #expect(record.events - erased <= 7, "step \(steps) erased \(record.events - erased) events, more than a page of 7")
@@ -48,7 +48,7 @@ struct DeviceErasureServiceTests {
                         id: UUID(), userId: person, deviceId: pair.0, occurredAt: late.addingTimeInterval(Double(index)),
                         event: .locationServicesChanged(enabled: pair.1))
                 }
-                _ = try await service.ingest(appID: appID, submissions: racing)
+                _ = try await service.events.ingest(appID: appID, submissions: racing)
             }
             try #require(steps < 100, "the erasure does not end")
         }
@@ -82,7 +82,7 @@ struct DeviceErasureServiceTests {
             ErasurePagingTests.device(person, "d1", appVersion: own, count: 3)
                 + ErasurePagingTests.device(person, "d2", appVersion: "kept-2.0", count: 3))
         #expect(try await ErasurePagingTests.answeredByVersion(service, appID) == [own: 1, "kept-2.0": 1])
-        let erasure = try await service.requestDeviceErasure(appID: appID, userID: person, deviceID: "d1", actor: .cli)
+        let erasure = try await service.erasure.requestDeviceErasure(appID: appID, userID: person, deviceID: "d1", actor: .cli)
         _ = try await ErasurePagingTests.stepsUntilDone(service, appID, erasure.id)
         #expect(try await ErasurePagingTests.answeredByVersion(service, appID) == ["(erased)": 1, "kept-2.0": 1])
         for table in ["analytics_rollups", "analytics_totals", "erasure_rollups", "archived_rollups"] {
@@ -111,12 +111,12 @@ struct DeviceErasureServiceTests {
                 return submission
             }
         }
-        _ = try await service.ingest(appID: appID, submissions: personEvents)
+        _ = try await service.events.ingest(appID: appID, submissions: personEvents)
         for start in stride(from: 0, to: 150, by: 30) {
-            _ = try await service.ingest(appID: appID, submissions: (start..<(start + 30)).flatMap { simulator.device($0) })
+            _ = try await service.events.ingest(appID: appID, submissions: (start..<(start + 30)).flatMap { simulator.device($0) })
         }
         // One more event after the archive's partitions, so that the log keeps a partition.
-        _ = try await service.ingest(appID: appID, submissions: [EventSubmission(
+        _ = try await service.events.ingest(appID: appID, submissions: [EventSubmission(
             id: UUID(), userId: "user-0", deviceId: "device-0", occurredAt: Date(),
             event: .appStateChanged(.background, backgroundIndicator: false))])
 
@@ -137,7 +137,7 @@ struct DeviceErasureServiceTests {
         try #require(erasedLines.count + keptLines.count == personEvents.count, "every event of the person was archived")
         #expect(!erasedLines.isEmpty && !keptLines.isEmpty)
 
-        let erasure = try await service.requestDeviceErasure(appID: appID, userID: person, deviceID: devices[0], actor: .cli)
+        let erasure = try await service.erasure.requestDeviceErasure(appID: appID, userID: person, deviceID: devices[0], actor: .cli)
         _ = try await ErasurePagingTests.stepsUntilDone(service, appID, erasure.id)
         let record = try await ErasurePagingTests.record(service, appID, erasure.id)
         #expect(record.devices == 1, "\(record)")

@@ -35,12 +35,12 @@ struct ErasurePagingTests {
 
     static func ingest(_ service: GateService, _ appID: UUID, _ submissions: [EventSubmission]) async throws {
         for start in stride(from: 0, to: submissions.count, by: 500) {
-            _ = try await service.ingest(appID: appID, submissions: Array(submissions[start..<min(start + 500, submissions.count)]))
+            _ = try await service.events.ingest(appID: appID, submissions: Array(submissions[start..<min(start + 500, submissions.count)]))
         }
     }
 
     static func record(_ service: GateService, _ appID: UUID, _ id: UUID) async throws -> ErasureRecord {
-        try #require(try await service.erasure(appID: appID, id: id))
+        try #require(try await service.erasure.erasure(appID: appID, id: id))
     }
 
     static func count(_ pool: PostgresConnectionPool, _ query: PostgresQuery) async throws -> Int64 {
@@ -52,8 +52,8 @@ struct ErasurePagingTests {
     static func stepsUntilDone(_ service: GateService, _ appID: UUID, _ id: UUID, timeout: Duration = .seconds(60)) async throws -> Int {
         var steps = 0
         let done = try await waitUntil(timeout: timeout) {
-            if try await service.performNextErasure() { steps += 1 }
-            try await service.completeErasures()
+            if try await service.erasure.performNextErasure() { steps += 1 }
+            try await service.erasure.completeErasures()
             return try await Self.record(service, appID, id).status == "done"
         }
         #expect(done, "the erasure is not done within \(timeout)")
@@ -80,7 +80,7 @@ struct ErasurePagingTests {
     func pages() async throws {
         let pool = try await TestDatabase.privatePool(prefix: "locgate_erasure_pages")
         let service = GateService(pool: pool, logger: TestDatabase.logger)
-        service.erasureSettings.pageSize = 7
+        service.erasure.erasureSettings.pageSize = 7
         let appID = try await TestDatabase.makeApp(pool)
         let person = Self.personID()
         var submissions = Self.device(person, "big", count: 40)
@@ -89,13 +89,13 @@ struct ErasurePagingTests {
         try await Self.ingest(service, appID, submissions)
         let prompts = try AnalyticsRowsJSON.json(try await service.countedAnalytics(AnalyticsQuery(kind: .prompts, appID: appID)))
 
-        let erasure = try await service.requestErasure(appID: appID, userID: person, actor: .cli)
+        let erasure = try await service.erasure.requestErasure(appID: appID, userID: person, actor: .cli)
         var steps = 0
         var erased: Int64 = 0
         var record = try await Self.record(service, appID, erasure.id)
         while record.status != "done" {
-            #expect(try await service.performNextErasure())
-            try await service.completeErasures()
+            #expect(try await service.erasure.performNextErasure())
+            try await service.erasure.completeErasures()
             steps += 1
             record = try await Self.record(service, appID, erasure.id)
             #expect(record.events - erased <= 7, "step \(steps) erased \(record.events - erased) events, more than a page of 7")
@@ -116,7 +116,7 @@ struct ErasurePagingTests {
                         id: UUID(), userId: person, deviceId: "late", occurredAt: late.addingTimeInterval(Double(index)),
                         event: .locationServicesChanged(enabled: enabled))
                 }
-                _ = try await service.ingest(appID: appID, submissions: racing)
+                _ = try await service.events.ingest(appID: appID, submissions: racing)
             }
             try #require(steps < 100, "the erasure does not end")
         }
@@ -141,7 +141,7 @@ struct ErasurePagingTests {
     func turns() async throws {
         let pool = try await TestDatabase.privatePool(prefix: "locgate_erasure_turns")
         let service = GateService(pool: pool, logger: TestDatabase.logger)
-        service.erasureSettings.pageSize = 5
+        service.erasure.erasureSettings.pageSize = 5
         let flooding = try await TestDatabase.makeApp(pool, name: "flooding")
         let quiet = try await TestDatabase.makeApp(pool, name: "quiet")
         let large = Self.personID()
@@ -150,24 +150,24 @@ struct ErasurePagingTests {
         try await Self.ingest(service, quiet, Self.device(small, "phone", count: 3))
 
         // The flooding app asks first, for its large person and thirty more.
-        let largeErasure = try await service.requestErasure(appID: flooding, userID: large, actor: .cli)
+        let largeErasure = try await service.erasure.requestErasure(appID: flooding, userID: large, actor: .cli)
         var floods = [largeErasure.id]
-        for index in 0..<30 { floods.append(try await service.requestErasure(appID: flooding, userID: "nobody-\(index)", actor: .cli).id) }
-        let first = try await service.requestErasure(appID: quiet, userID: small, actor: .cli)
+        for index in 0..<30 { floods.append(try await service.erasure.requestErasure(appID: flooding, userID: "nobody-\(index)", actor: .cli).id) }
+        let first = try await service.erasure.requestErasure(appID: quiet, userID: small, actor: .cli)
         let steps = try await Self.stepsUntilDone(service, quiet, first.id)
         #expect(steps <= 2, "the quiet app's erasure took \(steps) steps")
         #expect(try await Self.record(service, flooding, floods[0]).status == "pending", "the flooding app's queue is far from drained")
         #expect(try await Self.record(service, quiet, first.id).events == 3)
 
         // The flooding app keeps the worker busy; the quiet app asks again meanwhile.
-        for _ in 0..<3 { #expect(try await service.performNextErasure()) }
-        let second = try await service.requestErasure(appID: quiet, userID: "nobody-quiet", actor: .cli)
+        for _ in 0..<3 { #expect(try await service.erasure.performNextErasure()) }
+        let second = try await service.erasure.requestErasure(appID: quiet, userID: "nobody-quiet", actor: .cli)
         let again = try await Self.stepsUntilDone(service, quiet, second.id)
         #expect(again <= 2, "the quiet app's second erasure took \(again) steps")
 
         // Then every erasure of the flooding app is done too.
-        while try await service.performNextErasure() {}
-        try await service.completeErasures()
+        while try await service.erasure.performNextErasure() {}
+        try await service.erasure.completeErasures()
         for id in floods { #expect(try await Self.record(service, flooding, id).status == "done") }
         #expect(try await Self.record(service, flooding, floods[0]).events == 60)
         await pool.close()
@@ -177,15 +177,15 @@ struct ErasurePagingTests {
     func retries() async throws {
         let pool = try await TestDatabase.privatePool(prefix: "locgate_erasure_retry")
         let service = GateService(pool: pool, logger: TestDatabase.logger)
-        service.erasureSettings.lockTimeout = .milliseconds(100)
-        service.erasureSettings.retryDelay = .milliseconds(300)
-        service.erasureSettings.maxRetryDelay = .seconds(2)
+        service.erasure.erasureSettings.lockTimeout = .milliseconds(100)
+        service.erasure.erasureSettings.retryDelay = .milliseconds(300)
+        service.erasure.erasureSettings.maxRetryDelay = .seconds(2)
         let appID = try await TestDatabase.makeApp(pool)
         let stuck = Self.personID()
         let other = Self.personID()
         try await Self.ingest(service, appID, Self.device(stuck, "phone", count: 3) + Self.device(other, "phone", count: 3))
-        let failing = try await service.requestErasure(appID: appID, userID: stuck, actor: .cli)
-        let passing = try await service.requestErasure(appID: appID, userID: other, actor: .cli)
+        let failing = try await service.erasure.requestErasure(appID: appID, userID: stuck, actor: .cli)
+        let passing = try await service.erasure.requestErasure(appID: appID, userID: other, actor: .cli)
 
         // The person's lock held elsewhere (as by an append that does not finish), on a
         // connection of its own until the test releases it: each step of that erasure waits
@@ -204,7 +204,7 @@ struct ErasurePagingTests {
         #expect(try await waitUntil(timeout: .seconds(30)) { locked.isRaised })
 
         let started = ContinuousClock.now
-        #expect(try await service.performNextErasure(), "the older erasure's step was taken, and failed")
+        #expect(try await service.erasure.performNextErasure(), "the older erasure's step was taken, and failed")
         let failed = try await Self.record(service, appID, failing.id)
         #expect(failed.status == "pending" && failed.attempts == 1 && failed.lastError == "overloaded", "\(failed)")
         #expect(failed.events == 0)
@@ -216,7 +216,7 @@ struct ErasurePagingTests {
 
         // Backoff: the third failure comes no sooner than 300 ms and then 600 ms after the first.
         let thrice = try await waitUntil(timeout: .seconds(30)) {
-            try await service.performNextErasure()
+            try await service.erasure.performNextErasure()
             return try await Self.record(service, appID, failing.id).attempts >= 3
         }
         #expect(thrice, "the failing erasure was not tried three times")
@@ -238,25 +238,25 @@ struct ErasurePagingTests {
     func pendingBound() async throws {
         let pool = try await TestDatabase.privatePool(prefix: "locgate_erasure_bound")
         let service = GateService(pool: pool, logger: TestDatabase.logger)
-        service.erasureSettings.maxPendingPerApp = 3
+        service.erasure.erasureSettings.maxPendingPerApp = 3
         let appID = try await TestDatabase.makeApp(pool)
         let otherApp = try await TestDatabase.makeApp(pool)
-        for index in 0..<3 { _ = try await service.requestErasure(appID: appID, userID: "user-\(index)", actor: .cli) }
+        for index in 0..<3 { _ = try await service.erasure.requestErasure(appID: appID, userID: "user-\(index)", actor: .cli) }
 
         var refused: ServiceError?
         do {
-            _ = try await service.requestErasure(appID: appID, userID: "user-3", actor: .cli)
+            _ = try await service.erasure.requestErasure(appID: appID, userID: "user-3", actor: .cli)
         } catch {
             refused = ServiceError.from(error)
         }
         #expect(refused?.code == .rateLimited, "\(String(describing: refused))")
         #expect(try await Self.count(pool, "SELECT count(*) FROM erasures WHERE app_id = \(appID)") == 3)
         // The bound is per app.
-        _ = try await service.requestErasure(appID: otherApp, userID: "user-0", actor: .cli)
+        _ = try await service.erasure.requestErasure(appID: otherApp, userID: "user-0", actor: .cli)
 
-        while try await service.performNextErasure() {}
-        #expect(try await service.completeErasures() == 4)
-        let accepted = try await service.requestErasure(appID: appID, userID: "user-3", actor: .cli)
+        while try await service.erasure.performNextErasure() {}
+        #expect(try await service.erasure.completeErasures() == 4)
+        let accepted = try await service.erasure.requestErasure(appID: appID, userID: "user-3", actor: .cli)
         #expect(accepted.status == "pending")
         await pool.close()
     }
@@ -279,7 +279,7 @@ struct ErasurePagingTests {
         try await Self.ingest(service, appID, submissions)
         #expect(try await Self.answeredByVersion(service, appID) == [own: 1, "shared-2.0": 2, "kept-3.0": 1])
 
-        let first = try await service.requestErasure(appID: appID, userID: person, actor: .cli)
+        let first = try await service.erasure.requestErasure(appID: appID, userID: person, actor: .cli)
         _ = try await Self.stepsUntilDone(service, appID, first.id)
         #expect(try await Self.answeredByVersion(service, appID) == ["(erased)": 1, "shared-2.0": 2, "kept-3.0": 1])
         for table in ["analytics_rollups", "analytics_totals", "erasure_rollups", "archived_rollups"] {
@@ -289,7 +289,7 @@ struct ErasurePagingTests {
         try await Self.verify(pool, appID)
 
         // The other reporter of "shared-2.0" erased too: no device left reports it.
-        let second = try await service.requestErasure(appID: appID, userID: other, actor: .cli)
+        let second = try await service.erasure.requestErasure(appID: appID, userID: other, actor: .cli)
         _ = try await Self.stepsUntilDone(service, appID, second.id)
         #expect(try await Self.answeredByVersion(service, appID) == ["(erased)": 3, "kept-3.0": 1])
         try await Self.verify(pool, appID)

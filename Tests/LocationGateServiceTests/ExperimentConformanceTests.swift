@@ -85,13 +85,13 @@ struct ExperimentConformanceTests {
             appID: appID, key: "units", body: Self.body(Self.definition(variants: ["control", "primer"], weights: [100, 0])), actor: .cli)
 
         // Exposed under install A.
-        _ = try await service.ingest(appID: appID, submissions: Self.submissions("re", "phone", [Self.context(installID: "install-a")]))
+        _ = try await service.events.ingest(appID: appID, submissions: Self.submissions("re", "phone", [Self.context(installID: "install-a")]))
         let first = try await experiments.evaluateExperiment(appID: appID, key: "units", userID: "re", deviceID: "phone")
         #expect(first.reason == .assigned && first.exposedAt != nil, "\(first)")
         #expect(try await Self.count(pool, "SELECT count(*) FROM experiment_exposures WHERE app_id = \(appID) AND unit = 'install:install-a'") == 1)
 
         // The app was deleted and installed again: a new installation, a new unit.
-        _ = try await service.ingest(appID: appID, submissions: Self.submissions("re", "phone", [Self.context(installID: "install-b")]))
+        _ = try await service.events.ingest(appID: appID, submissions: Self.submissions("re", "phone", [Self.context(installID: "install-b")]))
         let second = try await experiments.evaluateExperiment(appID: appID, key: "units", userID: "re", deviceID: "phone")
         #expect(second.reason == .assigned && second.exposedAt != nil && second.exposedAt != first.exposedAt, "\(second) after \(first)")
         #expect(try await Self.count(pool, "SELECT count(*) FROM experiment_exposures WHERE app_id = \(appID) AND unit = 'install:install-b'") == 1)
@@ -99,20 +99,20 @@ struct ExperimentConformanceTests {
         #expect(try await experiments.evaluateExperiment(appID: appID, key: "units", userID: "re", deviceID: "phone") == second)
 
         // Answers from now on count for install B only.
-        _ = try await service.ingest(
+        _ = try await service.events.ingest(
             appID: appID, submissions: Self.submissions("re", "phone", [.authorizationRequested(.whenInUse), .promptResponded(.allowWhileUsing)]))
 
         // Exposed as device: (no installId yet); its first installId later changes nothing.
-        _ = try await service.ingest(appID: appID, submissions: Self.submissions("late", "phone", [Self.context()]))
+        _ = try await service.events.ingest(appID: appID, submissions: Self.submissions("late", "phone", [Self.context()]))
         let before = try await experiments.evaluateExperiment(appID: appID, key: "units", userID: "late", deviceID: "phone")
         #expect(before.reason == .assigned && before.exposedAt != nil)
-        _ = try await service.ingest(appID: appID, submissions: Self.submissions("late", "phone", [Self.context(installID: "install-c")]))
+        _ = try await service.events.ingest(appID: appID, submissions: Self.submissions("late", "phone", [Self.context(installID: "install-c")]))
         let after = try await experiments.evaluateExperiment(appID: appID, key: "units", userID: "late", deviceID: "phone")
         #expect(after == before, "\(after) after \(before)")
         #expect(try await Self.count(pool, "SELECT count(*) FROM experiment_exposures WHERE app_id = \(appID) AND user_id = 'late'") == 1)
         #expect(try await Self.count(pool, "SELECT count(*) FROM experiment_exposures WHERE app_id = \(appID) AND unit = 'install:install-c'") == 0)
         // Its answer counts for its device: unit.
-        _ = try await service.ingest(
+        _ = try await service.events.ingest(
             appID: appID, submissions: Self.submissions("late", "phone", [.authorizationRequested(.whenInUse), .promptResponded(.dontAllow)]))
 
         let expected = [
@@ -139,14 +139,14 @@ struct ExperimentConformanceTests {
         let experiments = service.experiments
         _ = try await experiments.putExperiment(
             appID: appID, key: "units", body: Self.body(Self.definition(variants: ["control", "primer"], weights: [100, 0])), actor: .cli)
-        _ = try await service.ingest(appID: appID, submissions: Self.submissions("u", "phone", [Self.context()]))
+        _ = try await service.events.ingest(appID: appID, submissions: Self.submissions("u", "phone", [Self.context()]))
         let first = try await experiments.evaluateExperiment(appID: appID, key: "units", userID: "u", deviceID: "phone")
         #expect(first.reason == .assigned && first.exposedAt != nil)
         // Its first installId (no reinstall), then another one (I1's reinstall). No tally runs
         // in this test's process: the evaluation alone must see the new unit.
-        _ = try await service.ingest(appID: appID, submissions: Self.submissions("u", "phone", [Self.context(installID: "first")]))
+        _ = try await service.events.ingest(appID: appID, submissions: Self.submissions("u", "phone", [Self.context(installID: "first")]))
         #expect(try await experiments.evaluateExperiment(appID: appID, key: "units", userID: "u", deviceID: "phone") == first)
-        _ = try await service.ingest(appID: appID, submissions: Self.submissions("u", "phone", [Self.context(installID: "second")]))
+        _ = try await service.events.ingest(appID: appID, submissions: Self.submissions("u", "phone", [Self.context(installID: "second")]))
         let anew = try await experiments.evaluateExperiment(appID: appID, key: "units", userID: "u", deviceID: "phone")
         #expect(anew.reason == .assigned && anew.exposedAt != nil && anew.exposedAt != first.exposedAt, "\(anew) after \(first)")
         #expect(try await Self.count(pool, "SELECT count(*) FROM experiment_exposures WHERE app_id = \(appID) AND unit = 'install:second'") == 1)
@@ -166,13 +166,13 @@ struct ExperimentConformanceTests {
             appID: appID, key: "ask",
             body: Self.body(Self.definition(variants: ["control", "primer"], weights: [0, 100], extra: eligible)), actor: .cli)
 
-        _ = try await service.ingest(appID: appID, submissions: Self.submissions("u", "d", [Self.context(appVersion: "2.1")]))
+        _ = try await service.events.ingest(appID: appID, submissions: Self.submissions("u", "d", [Self.context(appVersion: "2.1")]))
         let exposed = try await experiments.evaluateExperiment(appID: appID, key: "ask", userID: "u", deviceID: "d")
         #expect(exposed.variant == "primer" && exposed.reason == .assigned && exposed.exposedAt != nil, "\(exposed)")
 
         // Its status is no longer one the experiment admits, and the weights now send every new
         // device to the control: still its variant, assigned, its exposure's time.
-        _ = try await service.ingest(
+        _ = try await service.events.ingest(
             appID: appID, submissions: Self.submissions("u", "d", [.authorizationRequested(.whenInUse), .promptResponded(.allowWhileUsing)]))
         _ = try await experiments.putExperiment(
             appID: appID, key: "ask",
@@ -182,10 +182,10 @@ struct ExperimentConformanceTests {
 
         // Not eligible: another device of the same status, a device below the version floor, a
         // device of another platform, a device with no context at all.
-        _ = try await service.ingest(appID: appID, submissions: Self.submissions(
+        _ = try await service.events.ingest(appID: appID, submissions: Self.submissions(
             "v", "d", [Self.context(appVersion: "2.1"), .authorizationRequested(.whenInUse), .promptResponded(.allowWhileUsing)]))
-        _ = try await service.ingest(appID: appID, submissions: Self.submissions("old", "d", [Self.context(appVersion: "1.9")]))
-        _ = try await service.ingest(appID: appID, submissions: Self.submissions("ipad", "d", [Self.context(platform: .iPadOS, appVersion: "2.1")]))
+        _ = try await service.events.ingest(appID: appID, submissions: Self.submissions("old", "d", [Self.context(appVersion: "1.9")]))
+        _ = try await service.events.ingest(appID: appID, submissions: Self.submissions("ipad", "d", [Self.context(platform: .iPadOS, appVersion: "2.1")]))
         for user in ["v", "old", "ipad", "nobody"] {
             let answer = try await experiments.evaluateExperiment(appID: appID, key: "ask", userID: user, deviceID: "d")
             #expect(answer == ExperimentAnswer(experiment: "ask", variant: "control", reason: .notEligible, exposedAt: nil), "\(user): \(answer)")
@@ -224,7 +224,7 @@ struct ExperimentConformanceTests {
                 appID: appID, key: "ask", body: Self.body(Self.definition(variants: variants, weights: weights, control: "dialog")), actor: .cli)
         }
         func ingest(_ user: String, _ events: [LocationEvent]) async throws {
-            _ = try await service.ingest(appID: appID, submissions: Self.submissions(user, "phone", events))
+            _ = try await service.events.ingest(appID: appID, submissions: Self.submissions(user, "phone", events))
         }
         func expose(_ user: String, _ variant: String) async throws {
             let answer = try await experiments.evaluateExperiment(appID: appID, key: "ask", userID: user, deviceID: "phone")
@@ -298,7 +298,7 @@ struct ExperimentConformanceTests {
             appID: appID, key: "upgrade",
             body: Self.body(Self.definition(prompt: #""alwaysUpgrade""#, variants: ["control", "primer"], weights: [100, 0])), actor: .cli)
         func ingest(_ user: String, _ events: [LocationEvent]) async throws {
-            _ = try await service.ingest(appID: appID, submissions: Self.submissions(user, "phone", events))
+            _ = try await service.events.ingest(appID: appID, submissions: Self.submissions(user, "phone", events))
         }
         for user in ["keeps", "upgrades"] {
             try await ingest(user, [Self.context()])
@@ -330,7 +330,7 @@ struct ExperimentConformanceTests {
             _ = try await service.experiments.putExperiment(
                 appID: appID, key: "ask", body: Self.body(Self.definition(variants: ["control", "primer"], weights: [50, 50])), actor: .cli)
         }
-        let running = try (0..<CostlyWork.perApp).map { _ in try service.costly.admit(.analytics, appID: busy) }
+        let running = try (0..<CostlyWork.perApp).map { _ in try service.analytics.costly.admit(.analytics, appID: busy) }
         do {
             _ = try await service.experiments.experimentResults(appID: busy, key: "ask")
             Issue.record("results answered beyond the app's costly requests")
@@ -351,10 +351,10 @@ struct ExperimentConformanceTests {
         let appID = try await TestDatabase.makeApp(pool)
         _ = try await service.experiments.putExperiment(
             appID: appID, key: "ask", body: Self.body(Self.definition(variants: ["control", "primer"], weights: [100, 0])), actor: .cli)
-        _ = try await service.ingest(appID: appID, submissions: Self.submissions("u", "phone", [Self.context()]))
+        _ = try await service.events.ingest(appID: appID, submissions: Self.submissions("u", "phone", [Self.context()]))
         let exposed = try await service.experiments.evaluateExperiment(appID: appID, key: "ask", userID: "u", deviceID: "phone")
         #expect(exposed.reason == .assigned)
-        _ = try await service.ingest(
+        _ = try await service.events.ingest(
             appID: appID, submissions: Self.submissions("u", "phone", [.authorizationRequested(.whenInUse), .promptResponded(.allowWhileUsing)]))
         try await service.retention.setRetentionDays(appID: appID, days: 1, actor: .cli)
         // The rollup has counted everything; the tally, which no server runs here, nothing.
@@ -381,8 +381,8 @@ struct ExperimentConformanceTests {
                 appID: appID, key: key, body: Self.body(Self.definition(variants: ["control", "primer"], weights: [100, 0])), actor: .cli)
         }
         for user in ["a", "b"] {
-            _ = try await service.ingest(appID: appID, submissions: Self.submissions(user, "phone", [Self.context()]))
-            _ = try await service.ingest(appID: appID, submissions: Self.submissions(user, "tablet", [Self.context()]))
+            _ = try await service.events.ingest(appID: appID, submissions: Self.submissions(user, "phone", [Self.context()]))
+            _ = try await service.events.ingest(appID: appID, submissions: Self.submissions(user, "tablet", [Self.context()]))
             for key in ["done", "live"] {
                 for device in ["phone", "tablet"] {
                     _ = try await experiments.evaluateExperiment(appID: appID, key: key, userID: user, deviceID: device)
@@ -396,7 +396,7 @@ struct ExperimentConformanceTests {
         #expect(try await exposures("live") == 4)
 
         // One device of a: its exposures go, a's other device and the counts stay.
-        let erasure = try await service.requestDeviceErasure(appID: appID, userID: "a", deviceID: "tablet", actor: .cli)
+        let erasure = try await service.erasure.requestDeviceErasure(appID: appID, userID: "a", deviceID: "tablet", actor: .cli)
         _ = try await ErasurePagingTests.stepsUntilDone(service, appID, erasure.id)
         #expect(try await Self.count(pool, "SELECT count(*) FROM experiment_exposures WHERE app_id = \(appID) AND user_id = 'a' AND device_id = 'tablet'") == 0)
         #expect(try await Self.count(pool, "SELECT count(*) FROM experiment_exposures WHERE app_id = \(appID) AND user_id = 'a' AND device_id = 'phone'") == 2)
@@ -436,7 +436,7 @@ struct ExperimentConformanceTests {
                 body: Self.body(Self.definition(variants: ["control", "worse"], weights: weights, extra: guarded)), actor: .cli)
         }
         let controlUsers = (0..<30).map { "c-\($0)" }, worseUsers = (0..<30).map { "w-\($0)" }
-        _ = try await service.ingest(appID: appID, submissions: (controlUsers + worseUsers).flatMap { Self.submissions($0, "phone", [Self.context()]) })
+        _ = try await service.events.ingest(appID: appID, submissions: (controlUsers + worseUsers).flatMap { Self.submissions($0, "phone", [Self.context()]) })
         try await put([100, 0])
         for user in controlUsers { _ = try await experiments.evaluateExperiment(appID: appID, key: "risky", userID: user, deviceID: "phone") }
         try await put([0, 100])
@@ -449,7 +449,7 @@ struct ExperimentConformanceTests {
         for (index, user) in worseUsers.enumerated() {
             answers += Self.submissions(user, "phone", [.authorizationRequested(.whenInUse), .promptResponded(index < 3 ? PromptChoice.allowWhileUsing : PromptChoice.dontAllow)])
         }
-        _ = try await service.ingest(appID: appID, submissions: answers)
+        _ = try await service.events.ingest(appID: appID, submissions: answers)
         let expected = [
             "control": VariantCounts(variant: "control", exposed: 30, answered: 30, granted: 24),
             "worse": VariantCounts(variant: "worse", exposed: 30, answered: 30, granted: 3),
@@ -457,8 +457,8 @@ struct ExperimentConformanceTests {
         #expect(try await Self.waitForCounts(service, appID, "risky", expected) == expected)
 
         // Two servers, each with its guardian, checking at once, again and again until it stops.
-        let first = service.experimentGuardian(logger: TestDatabase.logger)
-        let second = GateService(pool: pool, logger: TestDatabase.logger).experimentGuardian(logger: TestDatabase.logger)
+        let first = service.experiments.guardian(logger: TestDatabase.logger)
+        let second = GateService(pool: pool, logger: TestDatabase.logger).experiments.guardian(logger: TestDatabase.logger)
         var stops = 0
         let stoppedInTime = try await waitUntil(timeout: .seconds(60), poll: .milliseconds(20)) {
             async let one = first.checkDue(dueAfter: .zero)

@@ -63,9 +63,9 @@ struct ExperimentServiceTests {
 
         // A key is a feature's or an experiment's.
         let feature = try FeatureCatalog.parseDefinition(key: "ask-late", body: Data(#"{"requires": "whenInUse"}"#.utf8))
-        #expect(await Self.refusal { try await service.putFeature(appID: appID, feature: feature, actor: .cli) }?.code == .keyInUse)
+        #expect(await Self.refusal { try await service.catalog.putFeature(appID: appID, feature: feature, actor: .cli) }?.code == .keyInUse)
         let map = try FeatureCatalog.parseDefinition(key: "map", body: Data(#"{"requires": "whenInUse"}"#.utf8))
-        #expect(try await service.putFeature(appID: appID, feature: map, actor: .cli))
+        #expect(try await service.catalog.putFeature(appID: appID, feature: map, actor: .cli))
         #expect(await Self.refusal { try await experiments.putExperiment(appID: appID, key: "map", body: Self.body(Self.fiftyFifty), actor: .cli) }?.code == .keyInUse)
 
         _ = try await experiments.putExperiment(appID: appID, key: "a-first", body: Self.body(Self.fiftyFifty), actor: .cli)
@@ -114,7 +114,7 @@ struct ExperimentServiceTests {
         let appID = try await TestDatabase.makeApp(pool)
         let experiments = service.experiments
         let (experiment, _) = try await experiments.putExperiment(appID: appID, key: "priming", body: Self.body(Self.fiftyFifty), actor: .cli)
-        _ = try await service.ingest(appID: appID, submissions: Self.submissions("u1", "d1", [Self.context(installID: "install-one")]))
+        _ = try await service.events.ingest(appID: appID, submissions: Self.submissions("u1", "d1", [Self.context(installID: "install-one")]))
 
         let first = try await experiments.evaluateExperiment(appID: appID, key: "priming", userID: "u1", deviceID: "d1")
         let expected = ExperimentBuckets(appID: appID, definition: experiment.definition).variant(for: .install("install-one"))
@@ -165,7 +165,7 @@ struct ExperimentServiceTests {
         let definition = #"{"prompt": ["whenInUse", "alwaysUpgrade"], "variants": [{"key": "control", "weight": 100}, {"key": "priming", "weight": 0}]}"#
         _ = try await experiments.putExperiment(appID: appID, key: "ask", body: Self.body(definition), actor: .cli)
         func ingest(_ user: String, _ events: [LocationEvent]) async throws {
-            _ = try await service.ingest(appID: appID, submissions: Self.submissions(user, "phone", events))
+            _ = try await service.events.ingest(appID: appID, submissions: Self.submissions(user, "phone", events))
         }
         func expose(_ user: String) async throws {
             let answer = try await experiments.evaluateExperiment(appID: appID, key: "ask", userID: user, deviceID: "phone")
@@ -210,7 +210,7 @@ struct ExperimentServiceTests {
             pool, "SELECT count(*) FROM experiment_exposures WHERE app_id = \(appID) AND answered AND unit = 'device:twice/phone' AND answer_prompt = 'whenInUse' AND granted") == 1)
 
         // Erasure: the person's exposure goes, the counts stay.
-        let erasure = try await service.requestErasure(appID: appID, userID: "granter", actor: .cli)
+        let erasure = try await service.erasure.requestErasure(appID: appID, userID: "granter", actor: .cli)
         _ = try await ErasurePagingTests.stepsUntilDone(service, appID, erasure.id)
         #expect(try await Self.count(pool, "SELECT count(*) FROM experiment_exposures WHERE app_id = \(appID) AND user_id = 'granter'") == 0)
         #expect(try await Self.count(pool, "SELECT count(*) FROM experiment_exposures WHERE app_id = \(appID)") == 3)
@@ -230,7 +230,7 @@ struct ExperimentServiceTests {
         let definition = #"{"prompt": "whenInUse", "variants": [{"key": "control", "weight": 50}, {"key": "worse", "weight": 50}], "guard": {"maxDrop": 0.05, "minAnswered": 20}}"#
         _ = try await experiments.putExperiment(appID: appID, key: "risky", body: Self.body(definition), actor: .cli)
         let users = (0..<120).map { "user-\($0)" }
-        _ = try await service.ingest(appID: appID, submissions: users.flatMap { Self.submissions($0, "phone", [Self.context()]) })
+        _ = try await service.events.ingest(appID: appID, submissions: users.flatMap { Self.submissions($0, "phone", [Self.context()]) })
         var answers: [EventSubmission] = []
         var exposed: [String: Int] = [:]
         for user in users {
@@ -241,9 +241,9 @@ struct ExperimentServiceTests {
             answers += Self.submissions(user, "phone", [.authorizationRequested(.whenInUse), .promptResponded(choice)])
         }
         try #require((exposed["control"] ?? 0) >= 20 && (exposed["worse"] ?? 0) >= 20, "\(exposed)")
-        _ = try await service.ingest(appID: appID, submissions: answers)
+        _ = try await service.events.ingest(appID: appID, submissions: answers)
 
-        let guardian = service.experimentGuardian(logger: TestDatabase.logger)
+        let guardian = service.experiments.guardian(logger: TestDatabase.logger)
         // The guard counts what the tally has read, which waits for the cluster's horizon.
         var stops: [(appID: UUID, key: String)] = []
         let stoppedInTime = try await waitUntil(timeout: .seconds(60), poll: .milliseconds(50)) {

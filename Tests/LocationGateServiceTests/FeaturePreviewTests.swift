@@ -41,7 +41,7 @@ struct FeaturePreviewTests {
             events.append(submission("ud-\(index)", "d-\(index)", .locationServicesChanged(enabled: true)))
         }
         for chunk in stride(from: 0, to: events.count, by: 40) {
-            _ = try await service.ingest(appID: appID, submissions: Array(events[chunk..<min(chunk + 40, events.count)]))
+            _ = try await service.events.ingest(appID: appID, submissions: Array(events[chunk..<min(chunk + 40, events.count)]))
         }
     }
 
@@ -89,13 +89,13 @@ struct FeaturePreviewTests {
         let pool = try await TestDatabase.pool(size: 2)
         let service = GateService(pool: pool, logger: TestDatabase.logger)
         let appID = try await TestDatabase.makeApp(pool)
-        _ = try await service.features.put(appID: appID, feature: Self.nearby, actor: .cli)
+        _ = try await service.catalog.putFeature(appID: appID, feature: Self.nearby, actor: .cli)
         try await Self.population(service, appID)
         let before = try await Self.fingerprint(pool, appID)
 
         // minAppVersion 5.2: 5.1 (b) and no version at all (d) are too old; 5.2.1-beta (a) and
         // 5.3 (c) are not. b (25 devices) is sampled by its own query, d (3) by the cursor.
-        let floor = try await service.previewFeature(appID: appID, feature: Self.with(Self.nearby, floor: "5.2"))
+        let floor = try await service.catalog.previewFeature(appID: appID, feature: Self.with(Self.nearby, floor: "5.2"))
         #expect(floor.devices == 63)
         #expect(floor.changes.map(\.devices) == [25, 3])
         #expect(floor.changes.first?.from == Self.outcome(true, "authorized"))
@@ -110,14 +110,14 @@ struct FeaturePreviewTests {
         }
 
         // Accuracy full: only the reduced devices (b) change.
-        let full = try await service.previewFeature(appID: appID, feature: Self.with(Self.nearby, accuracy: .full))
+        let full = try await service.catalog.previewFeature(appID: appID, feature: Self.with(Self.nearby, accuracy: .full))
         #expect(full.devices == 63)
         #expect(full.changes.count == 1)
         #expect(full.changes.first?.devices == 25 && full.changes.first?.to == Self.outcome(false, "reducedAccuracy"))
         if let change = full.changes.first { Self.expectSample(change, count: 20, prefixes: ["b-"]) }
 
         // The kill switch: every enabled device of both platforms in one pair, then the others.
-        let off = try await service.previewFeature(appID: appID, feature: Self.with(Self.nearby, disabled: true))
+        let off = try await service.catalog.previewFeature(appID: appID, feature: Self.with(Self.nearby, disabled: true))
         #expect(off.changes.map(\.devices) == [60, 3])
         #expect(off.changes.first?.from == Self.outcome(true, "authorized"))
         #expect(off.changes.first?.to == Self.outcome(false, "disabledByOperator"))
@@ -129,12 +129,12 @@ struct FeaturePreviewTests {
         }
 
         // The same definition again changes nothing.
-        let same = try await service.previewFeature(appID: appID, feature: Self.nearby)
+        let same = try await service.catalog.previewFeature(appID: appID, feature: Self.nearby)
         #expect(same.devices == 63 && same.changes.isEmpty)
 
         // Nothing was stored, nothing moved.
         #expect(try await Self.fingerprint(pool, appID) == before)
-        #expect(try await service.features.features(appID: appID) == [Self.nearby])
+        #expect(try await service.catalog.listFeatures(appID: appID) == [Self.nearby])
         await pool.close()
     }
 
@@ -143,12 +143,12 @@ struct FeaturePreviewTests {
         let pool = try await TestDatabase.pool(size: 2)
         let service = GateService(pool: pool, logger: TestDatabase.logger)
         let appID = try await TestDatabase.makeApp(pool)
-        _ = try await service.features.put(appID: appID, feature: Self.nearby, actor: .cli)
+        _ = try await service.catalog.putFeature(appID: appID, feature: Self.nearby, actor: .cli)
         try await Self.population(service, appID)
         let before = try await Self.fingerprint(pool, appID)
 
         let fresh = Feature(key: "fresh", requires: .whenInUse, services: [.standard], minAppVersion: AppVersion("5.2"))
-        let preview = try await service.previewFeature(appID: appID, feature: fresh)
+        let preview = try await service.catalog.previewFeature(appID: appID, feature: fresh)
         #expect(preview.devices == 63)
         #expect(preview.changes.allSatisfy { $0.from == FeaturePreview.Outcome.unknownFeature })
         #expect(preview.changes.map(\.devices) == [35, 28])
@@ -161,11 +161,11 @@ struct FeaturePreviewTests {
             Self.expectSample(preview.changes[1], count: 20, prefixes: ["b-", "d-"])
         }
         #expect(try await Self.fingerprint(pool, appID) == before)
-        #expect(try await service.features.feature(appID: appID, key: "fresh") == nil)
+        #expect(try await service.catalog.feature(appID: appID, key: "fresh") == nil)
 
         // An app without devices: no device, no change.
         let empty = try await TestDatabase.makeApp(pool)
-        let none = try await service.previewFeature(appID: empty, feature: fresh)
+        let none = try await service.catalog.previewFeature(appID: empty, feature: fresh)
         #expect(none.devices == 0 && none.changes.isEmpty)
         await pool.close()
     }
@@ -179,10 +179,10 @@ struct FeaturePreviewTests {
             Feature(key: "nearby", requires: .whenInUse),
             Feature(key: "trip-log", requires: .always, services: [.visits]),
         ]
-        for feature in current { _ = try await service.features.put(appID: appID, feature: feature, actor: .cli) }
+        for feature in current { _ = try await service.catalog.putFeature(appID: appID, feature: feature, actor: .cli) }
         let simulator = PopulationSimulator(seed: 11, observationsOnly: true, platform: .mixed)
         for start in stride(from: 0, to: 600, by: 20) {
-            _ = try await service.ingest(appID: appID, submissions: (start..<(start + 20)).flatMap { simulator.device($0) })
+            _ = try await service.events.ingest(appID: appID, submissions: (start..<(start + 20)).flatMap { simulator.device($0) })
         }
         let rows = try await pool.query("SELECT user_id, device_id, state::text FROM device_states WHERE app_id = \(appID)")
         let devices = try rows.map { row in
@@ -199,7 +199,7 @@ struct FeaturePreviewTests {
             (nil, Feature(key: "geofence", requires: .whenInUse, services: [.regionMonitoring], minAppVersion: AppVersion("4"))),
         ]
         for (old, proposed) in proposals {
-            let preview = try await service.previewFeature(appID: appID, feature: proposed)
+            let preview = try await service.catalog.previewFeature(appID: appID, feature: proposed)
             // Every device decided on its own, grouped the same way.
             var expected: [String: (devices: Int64, byPlatform: [String: Int64], members: Set<FeaturePreview.Device>)] = [:]
             for (device, state) in devices {
@@ -227,7 +227,7 @@ struct FeaturePreviewTests {
             }
         }
         #expect(try await Self.fingerprint(pool, appID) == before)
-        #expect(try await service.features.features(appID: appID) == current.sorted { $0.key < $1.key })
+        #expect(try await service.catalog.listFeatures(appID: appID) == current.sorted { $0.key < $1.key })
         await pool.close()
     }
 }

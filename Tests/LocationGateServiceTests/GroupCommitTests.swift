@@ -24,7 +24,7 @@ struct GroupCommitTests {
                 group.addTask {
                     do {
                         // Every tenth request expects a version the stream can never be at.
-                        let results = try await service.ingest(appID: appID, submissions: [submission(expectedVersion: index % 10 == 0 ? 10_000 : nil)])
+                        let results = try await service.events.ingest(appID: appID, submissions: [submission(expectedVersion: index % 10 == 0 ? 10_000 : nil)])
                         return .success(results[0].version)
                     } catch {
                         return .failure(error as? ServiceError ?? ServiceError(.internalError, "\(error)"))
@@ -50,7 +50,7 @@ struct GroupCommitTests {
         // answer for a device with no prompt on screen (noPromptPending).
         let ids = (0..<20).map { _ in UUID() }
         for device in 0..<20 {
-            _ = try await service.ingest(appID: appID, submissions: [EventSubmission(
+            _ = try await service.events.ingest(appID: appID, submissions: [EventSubmission(
                 id: UUID(), userId: "u", deviceId: "d\(device)", occurredAt: Date(timeIntervalSince1970: 1_795_341_600),
                 event: .authorizationRequested(.whenInUse))])
         }
@@ -71,7 +71,7 @@ struct GroupCommitTests {
                                 event: .promptResponded(.allowWhileUsing))
                         }
                         do {
-                            return (kind, .success(try await service.ingest(appID: appID, submissions: [submission])[0]))
+                            return (kind, .success(try await service.events.ingest(appID: appID, submissions: [submission])[0]))
                         } catch {
                             return (kind, .failure(error as? ServiceError ?? ServiceError(.internalError, "\(error)")))
                         }
@@ -116,15 +116,15 @@ struct GroupCommitTests {
         let locked = TestLatch(), release = TestLatch()
         defer { release.raise() }
         let (holder, stuck, blocker) = try await Self.holdGroup(service, pool, appID: appID, locked: locked, release: release)
-        let spills = service.committer.spills
+        let spills = service.events.committer.spills
         // The first group waits for the lock; these are queued behind it, and a second group
         // takes them once they have waited. They are all appended while the lock is still held,
         // so none of them waited for the stuck group.
         for device in 0..<5 {
-            let result = try await service.ingest(appID: appID, submissions: [submission("free\(device)")])
+            let result = try await service.events.ingest(appID: appID, submissions: [submission("free\(device)")])
             #expect(result[0].version == 1)
         }
-        #expect(service.committer.spills > spills, "no drainer was started beside the stuck one")
+        #expect(service.events.committer.spills > spills, "no drainer was started beside the stuck one")
         release.raise()
         let (stuckResult, afterRelease) = try await stuck.value
         #expect(stuckResult[0].version == 1)
@@ -143,8 +143,8 @@ struct GroupCommitTests {
             EventSubmission(id: UUID(), userId: "u", deviceId: device, occurredAt: Date(timeIntervalSince1970: 1_795_341_600), event: event)
         }
         // One request with a device the log has and one it has not: an insert and an upsert.
-        _ = try await service.ingest(appID: appID, submissions: [submission("known", .authorizationRequested(.whenInUse))])
-        let mixed = try await service.ingest(appID: appID, submissions: [
+        _ = try await service.events.ingest(appID: appID, submissions: [submission("known", .authorizationRequested(.whenInUse))])
+        let mixed = try await service.events.ingest(appID: appID, submissions: [
             submission("known", .promptResponded(.allowWhileUsing)), submission("new", .authorizationRequested(.whenInUse)),
         ])
         #expect(mixed.map(\.version) == [2, 1])
@@ -166,8 +166,8 @@ struct GroupCommitTests {
             }
         }
         #expect(try await waitUntil { written.isRaised })
-        let attempted = service.committer.requestsAttempted
-        let append = Task { try await service.ingest(appID: appID, submissions: [submission("raced", .authorizationRequested(.always))]) }
+        let attempted = service.events.committer.requestsAttempted
+        let append = Task { try await service.events.ingest(appID: appID, submissions: [submission("raced", .authorizationRequested(.always))]) }
         #expect(try await waitUntil {
             try await pool.query("SELECT count(*) FROM pg_locks WHERE locktype = 'transactionid' AND NOT granted")
                 .first?.decode(0, as: Int64.self) == 1
@@ -176,7 +176,7 @@ struct GroupCommitTests {
         try await rebuild.value
         let results = try await append.value
         #expect(results.map(\.version) == [1])
-        #expect(service.committer.requestsAttempted - attempted == 2, "the append ran once, refused by the unique index, and again")
+        #expect(service.events.committer.requestsAttempted - attempted == 2, "the append ran once, refused by the unique index, and again")
         let rows = try await pool.query(
             "SELECT device_id, version, status FROM device_states WHERE app_id = \(appID) ORDER BY device_id")
         let stored = try rows.map { "\(try $0.decode(0, as: String.self)) \(try $0.decode(1, as: Int64.self)) \(try $0.decode(2, as: String.self))" }
@@ -229,7 +229,7 @@ struct GroupCommitTests {
         }
         #expect(try await waitUntil { locked.isRaised })
         let stuck = Task {
-            let results = try await service.ingest(appID: appID, submissions: [EventSubmission(
+            let results = try await service.events.ingest(appID: appID, submissions: [EventSubmission(
                 id: UUID(), userId: "u", deviceId: "held", occurredAt: Date(timeIntervalSince1970: 1_795_341_600),
                 event: .appStateChanged(.foreground, backgroundIndicator: false))])
             return (results, releasedFirst: release.isRaised)
@@ -254,13 +254,13 @@ struct GroupCommitTests {
         let locked = TestLatch(), release = TestLatch()
         defer { release.raise() }
         let (holder, stuck, blocker) = try await Self.holdGroup(service, pool, appID: appID, locked: locked, release: release)
-        let before = service.committer.requestsAttempted
+        let before = service.events.committer.requestsAttempted
         let requests = Task {
             await withTaskGroup(of: (Int, Result<Int64, ServiceError>).self) { group in
                 for index in 0..<200 {
                     group.addTask {
                         do {
-                            let result = try await service.ingest(appID: appID, submissions: [EventSubmission(
+                            let result = try await service.events.ingest(appID: appID, submissions: [EventSubmission(
                                 id: UUID(), userId: "u", deviceId: "d\(index)", occurredAt: Date(timeIntervalSince1970: 1_795_341_600),
                                 event: .appStateChanged(.foreground, backgroundIndicator: false),
                                 expectedVersion: index % 2 == 0 ? 0 : 7)])
@@ -287,7 +287,7 @@ struct GroupCommitTests {
         }
         // Replaying the rest of the group after each refusal costs 200 + 199 + ... + 100, about
         // 15,000; halving after the second refusal, about 2 × 200 × log2(200) (3,100).
-        let cost = service.committer.requestsAttempted - before
+        let cost = service.events.committer.requestsAttempted - before
         #expect(cost < 5_000, "\(cost) request-appends for 200 requests")
         await blocker.close()
         await pool.close()
@@ -311,11 +311,11 @@ struct GroupCommitTests {
             }
         }
         // Ten batches of 100 fill the noisy app's share; they wait behind the stuck group.
-        let queued = (0..<10).map { index in Task { try await service.ingest(appID: noisy, submissions: batch("n\(index)")) } }
+        let queued = (0..<10).map { index in Task { try await service.events.ingest(appID: noisy, submissions: batch("n\(index)")) } }
         #expect(try await waitUntil(timeout: .seconds(30)) { service.health.statistics.queuedEvents == 1_000 })
-        let over = await Result(catching: { try await service.ingest(appID: noisy, submissions: batch("n-over")) })
+        let over = await Result(catching: { try await service.events.ingest(appID: noisy, submissions: batch("n-over")) })
         #expect((over.failure as? ServiceError)?.code == .overloaded, "the noisy app's eleventh batch was not refused")
-        let quietBatch = Task { try await service.ingest(appID: quiet, submissions: batch("q")) }
+        let quietBatch = Task { try await service.events.ingest(appID: quiet, submissions: batch("q")) }
         #expect(try await waitUntil(timeout: .seconds(30)) { service.health.statistics.queuedEvents == 1_100 })
         release.raise()
         #expect(try await quietBatch.value.count == 100)
@@ -349,7 +349,7 @@ struct GroupCommitTests {
         }
         func append(_ device: String) -> Task<[EventResult], any Error> {
             Task {
-                try await service.ingest(appID: appID, submissions: [EventSubmission(
+                try await service.events.ingest(appID: appID, submissions: [EventSubmission(
                     id: UUID(), userId: "u", deviceId: device, occurredAt: Date(timeIntervalSince1970: 1_795_341_600),
                     event: .appStateChanged(.foreground, backgroundIndicator: false))])
             }

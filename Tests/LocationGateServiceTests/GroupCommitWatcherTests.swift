@@ -67,12 +67,12 @@ struct GroupCommitWatcherTests {
         let held = StreamKey(appID: appID, userID: "u", deviceID: "held")
         let holder = try await LockHolder(held)
 
-        let stuck = Task { try await service.ingest(appID: appID, submissions: [Self.submission("held")]) }
+        let stuck = Task { try await service.events.ingest(appID: appID, submissions: [Self.submission("held")]) }
         #expect(try await waitUntil { try await Self.someoneWaits(for: held, on: pool) })
         let done = Mutex(false)
         let free = Task {
             defer { done.withLock { $0 = true } }
-            return try await service.ingest(appID: appID, submissions: [Self.submission("free")])
+            return try await service.events.ingest(appID: appID, submissions: [Self.submission("free")])
         }
         // The free request is queued and the watcher sleeps on the clock: with the clock still,
         // nothing but the stuck group could take it, and that group cannot finish.
@@ -96,11 +96,11 @@ struct GroupCommitWatcherTests {
         let held = StreamKey(appID: appID, userID: "u", deviceID: "held")
         let holder = try await LockHolder(held)
 
-        let stuck = Task { try await service.ingest(appID: appID, submissions: [Self.submission("held")]) }
+        let stuck = Task { try await service.events.ingest(appID: appID, submissions: [Self.submission("held")]) }
         #expect(try await waitUntil { try await Self.someoneWaits(for: held, on: pool) })
         let late = Task { () -> ServiceError.Code? in
             do {
-                _ = try await service.ingest(appID: appID, submissions: [Self.submission("late")])
+                _ = try await service.events.ingest(appID: appID, submissions: [Self.submission("late")])
                 return nil
             } catch {
                 return (error as? ServiceError)?.code

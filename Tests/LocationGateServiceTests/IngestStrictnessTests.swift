@@ -23,17 +23,17 @@ struct IngestStrictnessTests {
         let appID = try await TestDatabase.makeApp(pool)
         let soon = Self.submission("d", at: Date().addingTimeInterval(1800))
         do throws(ServiceError) {
-            _ = try await service.ingest(appID: appID, submissions: [soon, Self.submission("d", at: Date().addingTimeInterval(7200))])
+            _ = try await service.events.ingest(appID: appID, submissions: [soon, Self.submission("d", at: Date().addingTimeInterval(7200))])
             Issue.record("a time two hours ahead was accepted with a bound of one")
         } catch {
             #expect(error.code == .validationFailed && error.index == 1 && error.message.hasPrefix("occurredAt:"), "\(error)")
         }
         #expect(try await service.log.version(of: StreamKey(appID: appID, userID: "u", deviceID: "d")) == 0)
-        #expect(try await service.ingest(appID: appID, submissions: [soon]).first?.version == 1)
+        #expect(try await service.events.ingest(appID: appID, submissions: [soon]).first?.version == 1)
         // Without a bound (the command line's own appends), any time of SPEC §1's range.
         let unbounded = GateService(pool: pool, logger: TestDatabase.logger)
         let far = Self.submission("far", at: Date().addingTimeInterval(400 * 86_400))
-        #expect(try await unbounded.ingest(appID: appID, submissions: [far]).first?.version == 1)
+        #expect(try await unbounded.events.ingest(appID: appID, submissions: [far]).first?.version == 1)
         await pool.close()
     }
 
@@ -45,7 +45,7 @@ struct IngestStrictnessTests {
         let time = Date(timeIntervalSince1970: 1_795_341_600)
         let ids = (0..<10).map { _ in UUID() }
         for (index, id) in ids.enumerated() {
-            _ = try await service.ingest(appID: appID, submissions: [Self.submission("d\(index)", at: time, id: id)])
+            _ = try await service.events.ingest(appID: appID, submissions: [Self.submission("d\(index)", at: time, id: id)])
         }
         let outcomes = await withTaskGroup(of: (Int, Result<EventResult, ServiceError>).self) { group in
             for index in 0..<30 {
@@ -57,7 +57,7 @@ struct IngestStrictnessTests {
                     default: submission = Self.submission("n\(index)", at: time)  // new
                     }
                     do throws(ServiceError) {
-                        return (index, .success(try await service.ingest(appID: appID, submissions: [submission])[0]))
+                        return (index, .success(try await service.events.ingest(appID: appID, submissions: [submission])[0]))
                     } catch {
                         return (index, .failure(error))
                     }

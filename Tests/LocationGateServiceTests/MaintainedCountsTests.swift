@@ -24,7 +24,7 @@ struct MaintainedCountsTests {
             Feature(key: "nearby", requires: .whenInUse),
             Feature(key: "precise", requires: .whenInUse, accuracy: .full),
         ]
-        for feature in features { _ = try await service.features.put(appID: appID, feature: feature, actor: .cli) }
+        for feature in features { _ = try await service.catalog.putFeature(appID: appID, feature: feature, actor: .cli) }
         let simulator = PopulationSimulator(seed: 5, observationsOnly: false, platform: .mixed)
         // Four writers at once, in several lanes; each device's events spread over several
         // appends of 5 events, so that appends move devices from one counted state to another.
@@ -34,7 +34,7 @@ struct MaintainedCountsTests {
                     for start in stride(from: writer * 10, to: 400, by: 40) {
                         let events = (start..<(start + 10)).flatMap { simulator.device($0) }
                         for chunk in stride(from: 0, to: events.count, by: 5) {
-                            _ = try await service.ingest(appID: appID, submissions: Array(events[chunk..<min(chunk + 5, events.count)]))
+                            _ = try await service.events.ingest(appID: appID, submissions: Array(events[chunk..<min(chunk + 5, events.count)]))
                         }
                     }
                 }
@@ -65,7 +65,7 @@ struct MaintainedCountsTests {
         let states = try await pool.query("SELECT state::text FROM device_states WHERE app_id = \(appID)")
             .map { try DeviceState.decoded(from: try $0.decode(0) as String) }
         #expect(states.count == 400)
-        let coverage = try await service.featureCoverage(appID: appID)
+        let coverage = try await service.analytics.featureCoverage(appID: appID)
         for feature in features {
             let decisions = states.map { $0.decide(feature, version: 1) }
             let covered = try #require(coverage.first { $0.feature.key == feature.key })
@@ -90,8 +90,24 @@ struct MaintainedCountsTests {
         #expect(shownByWeek == Dictionary(uniqueKeysWithValues: rollups))
         #expect(!rollups.isEmpty)
 
+        // A page's queries at once (the dashboard's overview) answer what each answers alone.
+        let page = [query, AnalyticsQuery(kind: .prompts, appID: appID), AnalyticsQuery(kind: .prompts, appID: appID, groupBy: [.week])]
+        let together = try await service.analytics.analytics(page).map(Self.lines)
+        var alone: [[String]] = []
+        for each in page { alone.append(Self.lines(try await service.analytics.analytics(each))) }
+        #expect(together == alone)
+        #expect(together.allSatisfy { !$0.isEmpty })
+        // Queries of two apps are not one page.
+        await #expect(throws: ServiceError.self) {
+            _ = try await service.analytics.analytics([query, AnalyticsQuery(kind: .prompts, appID: UUID())])
+        }
+
         #expect(try await Replay(pool: pool, appID: appID, logger: TestDatabase.logger).verify().isEmpty)
         await pool.close()
+    }
+
+    static func lines(_ rows: [AnalyticsQuery.Row]) -> [String] {
+        rows.map { row in row.map { "\($0.0)=\($0.1)" }.joined(separator: " ") }
     }
 
     static func text(_ row: AnalyticsQuery.Row, _ field: String) -> String {

@@ -26,11 +26,11 @@ struct MaintenanceFeedTests {
         try await service.retention.setRetentionDays(appID: erasing, days: 1, actor: .cli)
 
         // The servers' erasure worker, and a request every half second.
-        let worker = Task { try await ErasureWorker(service: service, logger: TestDatabase.logger).run() }
+        let worker = Task { try await ErasureWorker(erasure: service.erasure, logger: TestDatabase.logger).run() }
         let requests = Task {
             var ids: [UUID] = []
             for person in people {
-                ids.append(try await service.requestErasure(appID: erasing, userID: person, actor: .cli).id)
+                ids.append(try await service.erasure.requestErasure(appID: erasing, userID: person, actor: .cli).id)
                 try await Task.sleep(for: .milliseconds(500))
             }
             return ids
@@ -65,7 +65,7 @@ struct MaintenanceFeedTests {
         var late: [Int] = []
         while appended < 20 || !holderDone.isRaised || !retentionDone.isRaised {
             try #require(appended < 500, "the maintenance does not end")
-            let results = try await service.ingest(appID: watched, submissions: [EventSubmission(
+            let results = try await service.events.ingest(appID: watched, submissions: [EventSubmission(
                 id: UUID(), userId: "watcher", deviceId: "phone", occurredAt: Date(timeIntervalSince1970: 1_793_000_000 + Double(appended)),
                 event: .locationServicesChanged(enabled: appended % 2 == 0))])
             let version = try #require(results.first?.version)

@@ -24,7 +24,7 @@ struct PreviewBoundsTests {
                     id: UUID(), userId: "u\(index)", deviceId: "d",  occurredAt: at,
                     event: .contextReported(DeviceContext(platform: .iOS, appVersion: "1.\(index)-\(padding)")))
             }
-            _ = try await service.ingest(appID: appID, submissions: batch)
+            _ = try await service.events.ingest(appID: appID, submissions: batch)
         }
     }
 
@@ -37,7 +37,7 @@ struct PreviewBoundsTests {
         var floor = Feature(key: "nearby", requires: .whenInUse, services: [.standard])
         floor.minAppVersion = AppVersion("1.20000")
         let started = ContinuousClock.now
-        let preview = try await service.previewFeature(appID: appID, feature: floor)
+        let preview = try await service.catalog.previewFeature(appID: appID, feature: floor)
         let elapsed = ContinuousClock.now - started
         #expect(preview.devices == 40_000)
         // Against "no feature": every device changes, 20,000 of them to appVersionTooOld.
@@ -58,11 +58,11 @@ struct PreviewBoundsTests {
         try await Self.plant(service, appID, devices: 6_000, versionPadding: 40)
         var current = Feature(key: "nearby", requires: .whenInUse, services: [.standard])
         current.minAppVersion = AppVersion("1.1000")
-        _ = try await service.putFeature(appID: appID, feature: current, actor: .cli)
+        _ = try await service.catalog.putFeature(appID: appID, feature: current, actor: .cli)
         var proposed = current
         proposed.minAppVersion = AppVersion("1.4000")
-        let whole = try await service.previewFeature(appID: appID, feature: proposed)
-        let wholeCoverage = try await service.featureCoverage(appID: appID)
+        let whole = try await service.catalog.previewFeature(appID: appID, feature: proposed)
+        let wholeCoverage = try await service.analytics.featureCoverage(appID: appID)
 
         // Another suite's writer may hold some of these states (it skips locked ones, and so
         // does this one): write until none is left.
@@ -82,7 +82,7 @@ struct PreviewBoundsTests {
             """).first
         #expect(try forms?.decode(0, as: Int64.self) == 1, "6,000 states differing in their app version alone have one form")
         #expect(try forms?.decode(1, as: Int64.self) == 0)
-        let formed = try await service.previewFeature(appID: appID, feature: proposed)
+        let formed = try await service.catalog.previewFeature(appID: appID, feature: proposed)
         #expect(formed.devices == 6_000)
         #expect(formed.changes.map(\.devices) == whole.changes.map(\.devices))
         #expect(formed.changes.map(\.from) == whole.changes.map(\.from))
@@ -90,7 +90,7 @@ struct PreviewBoundsTests {
         // Devices 1.1000 to 1.3999 meet the current floor and not the proposed one.
         #expect(formed.changes.first { $0.to.reason == "appVersionTooOld" }?.devices == 3_000)
         #expect(formed.changes.allSatisfy { $0.sample.count == 20 })
-        let formedCoverage = try await service.featureCoverage(appID: appID)
+        let formedCoverage = try await service.analytics.featureCoverage(appID: appID)
         #expect(formedCoverage.map(\.enabled) == wholeCoverage.map(\.enabled))
         #expect(formedCoverage.map { $0.reasons.map(\.1) } == wholeCoverage.map { $0.reasons.map(\.1) })
         await pool.close()
@@ -133,13 +133,13 @@ struct PreviewBoundsTests {
         gone.cancel()
         let feature = Feature(key: "nearby", requires: .whenInUse, services: [.standard])
         await #expect(throws: ServiceError.self) {
-            _ = try await service.previewFeature(appID: appID, feature: feature, cancellation: gone)
+            _ = try await service.catalog.previewFeature(appID: appID, feature: feature, cancellation: gone)
         }
         // The one connection is back in the pool, outside any transaction.
         // (The preview's transaction was REPEATABLE READ; outside it the session's default is back.)
         let isolation = try await pool.query("SELECT current_setting('transaction_isolation')").first?.decode(0, as: String.self)
         #expect(isolation == "read committed")
-        #expect(service.costly.count(.preview) == 0, "the cancelled preview gave its place back")
+        #expect(service.catalog.costly.count(.preview) == 0, "the cancelled preview gave its place back")
         await pool.close()
     }
 }

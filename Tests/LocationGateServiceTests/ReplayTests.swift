@@ -18,13 +18,13 @@ struct ReplayTests {
         let pool = try await TestDatabase.privatePool(prefix: "locgate_replay")
         let service = GateService(pool: pool, logger: TestDatabase.logger)
         let appID = try await TestDatabase.makeApp(pool)
-        _ = try await service.features.put(appID: appID, feature: Feature(key: "trip-log", requires: .always, services: [.visits]), actor: .cli)
-        _ = try await service.features.put(appID: appID, feature: Feature(key: "nearby", requires: .whenInUse), actor: .cli)
+        _ = try await service.catalog.putFeature(appID: appID, feature: Feature(key: "trip-log", requires: .always, services: [.visits]), actor: .cli)
+        _ = try await service.catalog.putFeature(appID: appID, feature: Feature(key: "nearby", requires: .whenInUse), actor: .cli)
         let simulator = PopulationSimulator(seed: seed, observationsOnly: observationsOnly, platform: .mixed)
         var appended = 0
         for start in stride(from: 0, to: 300, by: 50) {
             let events = (start..<(start + 50)).flatMap { simulator.device($0) }
-            appended += try await service.ingest(appID: appID, submissions: events).count
+            appended += try await service.events.ingest(appID: appID, submissions: events).count
         }
         let replay = Replay(pool: pool, appID: appID, logger: TestDatabase.logger)
         #expect(try await replay.verify().isEmpty)

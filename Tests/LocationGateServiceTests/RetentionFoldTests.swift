@@ -100,7 +100,7 @@ struct RetentionFoldTests {
         let pool = try await TestDatabase.privatePool(prefix: "locgate_retention_device_erasure")
         let service = GateService(pool: pool, logger: TestDatabase.logger)
         let (appID, person, own) = try await Self.retainedThenUpgraded(service, pool)
-        let erasure = try await service.requestDeviceErasure(appID: appID, userID: person, deviceID: "d1", actor: .cli)
+        let erasure = try await service.erasure.requestDeviceErasure(appID: appID, userID: person, deviceID: "d1", actor: .cli)
         _ = try await ErasurePagingTests.stepsUntilDone(service, appID, erasure.id)
         #expect(try await ErasurePagingTests.answeredByVersion(service, appID) == ["(erased)": 1, "3.0": 1])
         let kept = try await Self.rowsKeeping(

@@ -22,15 +22,15 @@ struct ServiceRoleTests {
         let service = GateService(pool: servicePool, logger: TestDatabase.logger)
         let appID = try await TestDatabase.makeApp(ownerPool)
         let simulator = PopulationSimulator(seed: 5)
-        _ = try await service.ingest(appID: appID, submissions: (0..<20).flatMap { simulator.device($0) })
+        _ = try await service.events.ingest(appID: appID, submissions: (0..<20).flatMap { simulator.device($0) })
         func count(_ query: PostgresQuery) async throws -> Int64 {
             try await ownerPool.query(query).first?.decode(0, as: Int64.self) ?? -1
         }
 
-        let erasure = try await service.requestErasure(appID: appID, userID: "user-3", actor: .cli)
-        #expect(try await service.performNextErasure())
-        #expect(try await service.completeErasures() == 1)
-        #expect(try await service.erasure(appID: appID, id: erasure.id)?.status == "done")
+        let erasure = try await service.erasure.requestErasure(appID: appID, userID: "user-3", actor: .cli)
+        #expect(try await service.erasure.performNextErasure())
+        #expect(try await service.erasure.completeErasures() == 1)
+        #expect(try await service.erasure.erasure(appID: appID, id: erasure.id)?.status == "done")
         #expect(try await count("SELECT count(*) FROM events WHERE user_id = 'user-3'") == 0)
 
         try await service.retention.setRetentionDays(appID: appID, days: 1, actor: .cli)

@@ -19,9 +19,9 @@ struct IngestBoundsTests {
         let now = Date(timeIntervalSince1970: 1_795_341_600)
         let skew = Duration.seconds(86_400)
         let latest = now.addingTimeInterval(86_400)
-        try GateService.checkClockSkew([Self.submission(at: now), Self.submission(at: latest)], latest: latest, skew: skew)
+        try IngestCapability.checkClockSkew([Self.submission(at: now), Self.submission(at: latest)], latest: latest, skew: skew)
         do throws(ServiceError) {
-            try GateService.checkClockSkew(
+            try IngestCapability.checkClockSkew(
                 [Self.submission(at: now), Self.submission(at: latest.addingTimeInterval(1)), Self.submission(at: latest.addingTimeInterval(9))],
                 latest: latest, skew: skew)
             Issue.record("a time 24 h and 1 s ahead was accepted")
@@ -44,11 +44,11 @@ struct IngestBoundsTests {
     func mayHaveCommitted() {
         let stream = StreamKey(appID: UUID(), userID: "u", deviceID: "d")
         let lost = PostgresError(.connectionFailed, message: "server closed the connection unexpectedly")
-        #expect(GateService.mayHaveCommitted(lost))
-        #expect(GateService.mayHaveCommitted(EventLogError.database(lost)))
-        #expect(!GateService.mayHaveCommitted(EventLogError.versionConflict(index: 0, stream: stream, expected: 1, actual: 2)))
-        #expect(!GateService.mayHaveCommitted(EventLogError.idConflict(index: 0, id: UUID(), field: "data")))
-        #expect(!GateService.mayHaveCommitted(EventLogError.rejected(index: 0, reason: lost)))
-        #expect(!GateService.mayHaveCommitted(ServiceError(.overloaded, "the server is busy")))
+        #expect(IngestCapability.mayHaveCommitted(lost))
+        #expect(IngestCapability.mayHaveCommitted(EventLogError.database(lost)))
+        #expect(!IngestCapability.mayHaveCommitted(EventLogError.versionConflict(index: 0, stream: stream, expected: 1, actual: 2)))
+        #expect(!IngestCapability.mayHaveCommitted(EventLogError.idConflict(index: 0, id: UUID(), field: "data")))
+        #expect(!IngestCapability.mayHaveCommitted(EventLogError.rejected(index: 0, reason: lost)))
+        #expect(!IngestCapability.mayHaveCommitted(ServiceError(.overloaded, "the server is busy")))
     }
 }

@@ -68,7 +68,7 @@ extension DashboardRoutes {
             submitted = nil
         }
         return try await page(request, context) { identity, _ in
-            let current = try await service.features.feature(appID: identity.appID, key: key)
+            let current = try await service.catalog.feature(appID: identity.appID, key: key)
             guard let form = submitted else {
                 let form = current.map(FeatureForm.init(feature:)) ?? FeatureForm()
                 return Self.editorPage(key: key, form: form, isNew: current == nil, saved: saved)
@@ -79,7 +79,7 @@ extension DashboardRoutes {
             } catch {
                 return Self.editorPage(key: key, form: form, isNew: current == nil, error: error.message)
             }
-            let preview = try await service.previewFeature(appID: identity.appID, feature: feature, cancellation: context.clientGone())
+            let preview = try await service.catalog.previewFeature(appID: identity.appID, feature: feature, cancellation: context.clientGone())
             return Self.editorPage(key: key, form: form, isNew: current == nil, preview: preview)
         }
     }
@@ -99,7 +99,7 @@ extension DashboardRoutes {
             return try await refusedEditor(request, identity: identity, key: key, status: APIError(error).status, message: error.message)
         }
         func refused(_ message: String) async throws -> Response {
-            let current = try await service.features.feature(appID: identity.appID, key: key)
+            let current = try await service.catalog.feature(appID: identity.appID, key: key)
             let page = Self.editorPage(key: key, form: form, isNew: current == nil, error: message)
             return try Self.render(.unprocessableContent, .feature, page.view(for: request))
         }
@@ -109,9 +109,10 @@ extension DashboardRoutes {
         } catch {
             return try await refused(error.message)
         }
-        do {
-            _ = try await service.features.put(appID: identity.appID, feature: feature, actor: .key(identity.keyID))
-        } catch let error as ServiceError where error.code == .validationFailed {
+        do throws(ServiceError) {
+            _ = try await service.catalog.putFeature(appID: identity.appID, feature: feature, actor: .key(identity.keyID))
+        } catch {
+            guard error.code == .validationFailed else { throw error }
             return try await refused(error.message)
         }
         return Response(status: .seeOther, headers: [.location: Self.editorPath(key) + "?saved=1"])
@@ -140,7 +141,7 @@ extension DashboardRoutes {
         }
         // Only `disabled` changes, in one statement under the feature's lock: a concurrent change
         // of another field (a PATCH, the CLI) is kept (SPEC §14 "Partial changes").
-        guard try await service.features.setDisabled(disabled, appID: identity.appID, key: key, actor: .key(identity.keyID)) != nil else {
+        guard try await service.catalog.setFeatureDisabled(disabled, appID: identity.appID, key: key, actor: .key(identity.keyID)) != nil else {
             throw APIError(.notFound, "no such feature")
         }
         return Response(status: .seeOther, headers: [.location: "/dashboard/features"])
@@ -153,7 +154,7 @@ extension DashboardRoutes {
     func refusedEditor(
         _ request: Request, identity: APIIdentity, key: String, status: HTTPResponse.Status, message: String
     ) async throws -> Response {
-        let current = try await service.features.feature(appID: identity.appID, key: key)
+        let current = try await service.catalog.feature(appID: identity.appID, key: key)
         let form = current.map(FeatureForm.init(feature:)) ?? FeatureForm()
         let page = Self.editorPage(key: key, form: form, isNew: current == nil, error: message)
         return try Self.render(status, .feature, page.view(for: request))

@@ -83,7 +83,7 @@ struct DashboardRoutes {
             return try Self.signInRefused(error.message, status: APIError(error).status)
         }
         guard let identity = try await AuthenticationMiddleware.identity(
-            forKey: key, keys: service.keys, failures: failures, context: context)
+            forKey: key, keys: service.catalog.authentication, failures: failures, context: context)
         else {
             return try Self.signInRefused("That key is not a valid app key.")
         }
@@ -207,10 +207,14 @@ struct DashboardRoutes {
     /// table with its CSV link.
     @Sendable func overview(_ request: Request, context: AppRequestContext) async throws -> Response {
         try await page(request, context) { identity, filters in
-            let statuses = try await analytics(.statuses, identity, filters, groupBy: [])
-            let prompts = try await analytics(.prompts, identity, filters, groupBy: [])
             let period: AnalyticsQuery.Dimension = filters.groupBy.contains(.week) ? .week : .day
-            let trend = try await analytics(.prompts, identity, filters, groupBy: [period])
+            // One catch-up of the rollups for the page's three charts.
+            let figures = try await service.analytics.analytics([
+                query(.statuses, identity, filters, groupBy: []),
+                query(.prompts, identity, filters, groupBy: []),
+                query(.prompts, identity, filters, groupBy: [period]),
+            ])
+            let (statuses, prompts, trend) = (figures[0], figures[1], figures[2])
             let statusTable = DashboardTable.analytics(id: "statuses", title: "Devices by status", rows: statuses)
             let promptTable = DashboardTable.analytics(id: "prompts", title: "Grant and Always rates per prompt", rows: prompts)
             let trendTable = DashboardTable.analytics(id: "trend", title: "Trend by \(period.rawValue)", rows: trend)
@@ -274,7 +278,7 @@ struct DashboardRoutes {
 
     @Sendable func features(_ request: Request, context: AppRequestContext) async throws -> Response {
         try await page(request, context) { identity, filters in
-            let coverage = try await service.featureCoverage(appID: identity.appID, cancellation: context.clientGone())
+            let coverage = try await service.analytics.featureCoverage(appID: identity.appID, cancellation: context.clientGone())
             let table = DashboardTable(
                 id: "features", title: "Features now",
                 columns: ["feature", "requires", "devices", "enabled", "top reasons (disabled)", "top actions (disabled)", "switch", "minAppVersion"],
@@ -308,13 +312,13 @@ struct DashboardRoutes {
                 throw APIError(.notFound, "no such device")
             }
             let key = StreamKey(appID: identity.appID, userID: user, deviceID: device)
-            let timeline = try await service.timeline(key)
+            let timeline = try await service.audit.timeline(key)
             let table = Self.timelineTable(timeline.steps)
             var sections = [DashboardPage.Section(chart: DashboardCharts.deviceStatus(timeline.steps), table: table)]
             let versionText = request.uri.queryParameters.get("version")
             let version = versionText.flatMap(Int64.init) ?? Int64(timeline.steps.count)
             if version > 0 {
-                let view = try await service.state(key, asOf: nil, version: version)
+                let view = try await service.audit.state(key, asOf: nil, version: version)
                 let state = view.state
                 let fields: [(String, String)] = [
                     ("status", state.status.rawValue), ("authorization", state.authorization.rawValue),
@@ -409,9 +413,14 @@ struct DashboardRoutes {
     // MARK: - Helpers
 
     func analytics(_ kind: AnalyticsQuery.Kind, _ identity: APIIdentity, _ filters: Filters, groupBy: [AnalyticsQuery.Dimension]) async throws -> [AnalyticsQuery.Row] {
-        let query = AnalyticsQuery(kind: kind, appID: identity.appID, groupBy: groupBy, from: kind == .statuses ? nil : filters.from,
-                                   to: kind == .statuses ? nil : filters.to, platform: filters.platform)
-        return try await service.analytics(query)
+        try await service.analytics.analytics(query(kind, identity, filters, groupBy: groupBy))
+    }
+
+    /// The app's query of `kind` under the page's filters (devices by status are counted now,
+    /// whatever the dates).
+    func query(_ kind: AnalyticsQuery.Kind, _ identity: APIIdentity, _ filters: Filters, groupBy: [AnalyticsQuery.Dimension]) -> AnalyticsQuery {
+        AnalyticsQuery(kind: kind, appID: identity.appID, groupBy: groupBy, from: kind == .statuses ? nil : filters.from,
+                       to: kind == .statuses ? nil : filters.to, platform: filters.platform)
     }
 
     static func describe(_ effect: Effect) -> String {

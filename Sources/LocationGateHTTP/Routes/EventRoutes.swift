@@ -24,7 +24,7 @@ struct EventRoutes {
         let identity = try context.caller()
         var request = request
         let body = try await request.bodyData(limit: 1 << 20)
-        let submissions = try EventBatch.decode(body, maxEvents: GateService.maxBatchEvents)
+        let submissions = try EventBatch.decode(body, maxEvents: IngestCapability.maxBatchEvents)
         if let secret = identity.tokenSecret {
             try Self.requireDeviceToken(request, secret: secret, covering: submissions)
         }

@@ -51,8 +51,8 @@ struct GateRoutes {
         struct Body: Decodable { var devices: [Device]; var features: [String]? }
         var request = request
         let body = try ConfigurationBody.decode(Body.self, from: try await request.bodyData(limit: 4 << 20), shape: ConfigurationBody.gateQuery)
-        guard body.devices.count <= GateService.maxQueryDevices else {
-            throw APIError(.tooLarge, "a query holds at most \(GateService.maxQueryDevices) devices")
+        guard body.devices.count <= GatesCapability.maxQueryDevices else {
+            throw APIError(.tooLarge, "a query holds at most \(GatesCapability.maxQueryDevices) devices")
         }
         for (index, device) in body.devices.enumerated() {
             guard EventSubmission.isValidIdentifier(device.userId), EventSubmission.isValidIdentifier(device.deviceId) else {

@@ -412,17 +412,3 @@ extension String {
     /// A constant of this file as an SQL string literal (no quotes inside).
     fileprivate var sqlLiteral: String { "'" + replacingOccurrences(of: "'", with: "''") + "'" }
 }
-
-extension GateService {
-    /// Runs an analytics query after counting whatever the log holds that the rollups have not
-    /// counted yet, so an acknowledged append is always in the figures.
-    public func analytics(_ query: AnalyticsQuery) async throws(ServiceError) -> [AnalyticsQuery.Row] {
-        try await database {
-            // Costly work: at most two per app at once, within the costly requests' share of the pool.
-            try await costly.run(.analytics, appID: query.appID) {
-                try await AnalyticsRollup(pool: pool, logger: logger).catchUp(waitForInFlightCommits: true)
-                return try await reads.caughtUp().withConnection { connection in try query.run(on: connection) }
-            }
-        }
-    }
-}

@@ -5,4 +5,4 @@ public protocol AnalyticsReading: Sendable {
     func analytics(_ query: AnalyticsQuery) async throws(ServiceError) -> [AnalyticsQuery.Row]
 }
 
-extension GateService: AnalyticsReading {}
+extension AnalyticsCapability: AnalyticsReading {}

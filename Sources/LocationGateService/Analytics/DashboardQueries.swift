@@ -26,14 +26,14 @@ public struct DeviceTimeline: Sendable {
     public var truncated: Bool
 }
 
-extension GateService {
+extension AnalyticsCapability {
     /// Coverage of every feature of the app, from the projection. Devices in the same state
     /// are decided once: `device_counts` holds a row per distinct state (and lane), so the cost
     /// grows with the app's distinct states (13,337 at 10 million events), not with its
     /// devices; the states are read a page at a time (`StateKindScan`) and decided as they come,
     /// so memory holds the counts per feature, never every state.
     public func featureCoverage(appID: UUID, cancellation: CancellationFlag = CancellationFlag()) async throws(ServiceError) -> [FeatureCoverage] {
-        let features = try await catalog(appID)
+        let features = try await self.features.catalog(appID)
         let stateKinds = self.stateKinds
         let reads = self.reads
         struct Verdict {
@@ -88,6 +88,9 @@ extension GateService {
         }
     }
 
+}
+
+extension AuditCapability {
     /// Decisions one device page computes at most (events × features).
     public static let maxTimelineDecisions = 100_000
 
@@ -95,7 +98,7 @@ extension GateService {
     /// after each of them (the reducer run again over the stored events, as `state?version=`).
     /// At most `maxTimelineDecisions` decisions in all: a large catalog shows fewer events.
     public func timeline(_ key: StreamKey, limit: Int = 1000) async throws(ServiceError) -> DeviceTimeline {
-        let features = try await catalog(key.appID)
+        let features = try await self.features.catalog(key.appID)
         let limit = max(1, min(limit, Self.maxTimelineDecisions / max(1, features.count)))
         let page = try await history(key, afterVersion: 0, limit: limit)
         let events = try await database { try await auditStore.events(key, afterVersion: 0, limit: limit) }

@@ -10,4 +10,4 @@ public protocol HistoryReading: Sendable {
     func state(_ key: StreamKey, asOf: Date?, version: Int64?) async throws(ServiceError) -> StateView
 }
 
-extension GateService: HistoryReading {}
+extension AuditCapability: HistoryReading {}

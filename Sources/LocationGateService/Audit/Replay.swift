@@ -36,7 +36,7 @@ public struct Replay: Sendable {
         mutating func fold(_ recorded: RecordedEvent) {
             var device = devices[recorded.stream]
                 ?? DeviceStateStore.Row(key: recorded.stream, version: 0, state: DeviceState(), milestones: [])
-            guard let event = GateService.decode(recorded) else {
+            guard let event = AuditCapability.decode(recorded) else {
                 rejected.append((recorded.stream, recorded.version, "event cannot be decoded"))
                 return
             }

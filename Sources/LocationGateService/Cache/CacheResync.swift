@@ -22,11 +22,11 @@ struct CacheResync: Sendable {
         service.features.invalidateAll()
         service.keys.invalidateAll()
         service.hub.publishResync()
-        service.erasureSignal.raise()
+        service.erasure.erasureSignal.raise()
         let service = self.service
         let logger = self.logger
         Task {
-            do { try await service.heartbeat(resynced: true) } catch {
+            do { try await service.erasure.heartbeat(resynced: true) } catch {
                 logger.warning("could not record the cache resync", metadata: ["error": "\(String(reflecting: error))"])
             }
         }

@@ -20,7 +20,7 @@ enum ChangeChannel: CaseIterable, Sendable {
         case .streams: EventLog.notificationChannel
         case .features: FeatureCatalog.notificationChannel
         case .keys: APIKeys.notificationChannel
-        case .erasures: GateService.erasureChannel
+        case .erasures: ErasureCapability.erasureChannel
         }
     }
 

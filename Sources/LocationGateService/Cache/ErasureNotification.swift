@@ -10,14 +10,14 @@ struct ErasureNotification: Sendable {
     let logger: Logger
 
     func apply(_ payload: String) {
-        service.erasureSignal.raise()
+        service.erasure.erasureSignal.raise()
         guard let id = UUID(uuidString: payload) else { return }
         let service = self.service
         let logger = self.logger
         Task {
             do {
-                try await service.acknowledgeErasure(id)
-                service.erasureSignal.raise()
+                try await service.erasure.acknowledgeErasure(id)
+                service.erasure.erasureSignal.raise()
             } catch {
                 logger.warning("could not acknowledge an erasure", metadata: ["error": "\(String(reflecting: error))"])
             }

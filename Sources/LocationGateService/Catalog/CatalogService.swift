@@ -30,53 +30,10 @@ public protocol CatalogService: Sendable {
     func patchFeature(appID: UUID, key: String, patch: [JSONNode.Member], actor: AuditActor) async throws(ServiceError) -> Feature?
     /// Deletes a feature; false when there was none.
     func deleteFeature(appID: UUID, key: String, actor: AuditActor) async throws(ServiceError) -> Bool
+    /// Turns a feature's kill switch on or off (SPEC §15); the whole feature as it now is, nil
+    /// when there is none.
+    func setFeatureDisabled(_ disabled: Bool, appID: UUID, key: String, actor: AuditActor) async throws(ServiceError) -> Feature?
     /// What putting `feature` would change for the app's devices now, changing nothing (SPEC §15);
     /// stopped when `cancellation` is set (its client went).
     func previewFeature(appID: UUID, feature: Feature, cancellation: CancellationFlag) async throws(ServiceError) -> FeaturePreview
-}
-
-/// The catalog's parts (`apps`, `keys`, `features`) behind one face, their errors translated
-/// as every service call's are.
-extension GateService: CatalogService {
-    public func createApp(name: String, actor: AuditActor) async throws(ServiceError) -> (appID: UUID, apiKey: String, keyID: UUID) {
-        try await database { try await apps.create(name: name, actor: actor) }
-    }
-
-    public func appName(appID: UUID) async throws(ServiceError) -> String? {
-        try await apps.name(appID: appID)
-    }
-
-    public func createKey(
-        appID: UUID, scope: KeyScope, deviceBound: Bool, actor: AuditActor
-    ) async throws(ServiceError) -> (id: UUID, key: String, tokenSecret: String?) {
-        try await keys.create(appID: appID, scope: scope, deviceBound: deviceBound, actor: actor)
-    }
-
-    public func revokeKey(appID: UUID, keyID: UUID, actor: AuditActor) async throws(ServiceError) -> Bool {
-        try await database { try await keys.revoke(appID: appID, keyID: keyID, actor: actor) }
-    }
-
-    public func listKeys(appID: UUID) async throws(ServiceError) -> [APIKeys.Listing] {
-        try await keys.list(appID: appID)
-    }
-
-    public func listFeatures(appID: UUID) async throws(ServiceError) -> [Feature] {
-        try await catalog(appID)
-    }
-
-    public func feature(appID: UUID, key: String) async throws(ServiceError) -> Feature? {
-        try await catalog(appID).first { $0.key == key }
-    }
-
-    public func putFeature(appID: UUID, feature: Feature, actor: AuditActor) async throws(ServiceError) -> Bool {
-        try await database { try await features.put(appID: appID, feature: feature, actor: actor) }
-    }
-
-    public func patchFeature(appID: UUID, key: String, patch: [JSONNode.Member], actor: AuditActor) async throws(ServiceError) -> Feature? {
-        try await database { try await features.patch(appID: appID, key: key, patch: patch, actor: actor) }
-    }
-
-    public func deleteFeature(appID: UUID, key: String, actor: AuditActor) async throws(ServiceError) -> Bool {
-        try await database { try await features.delete(appID: appID, key: key, actor: actor) }
-    }
 }

@@ -376,3 +376,11 @@ extension Feature {
         ]
     }
 }
+
+extension FeatureCatalog: DatabaseCalls {
+    /// The app's features, sorted by key, with a database's errors translated as every service
+    /// call's are: what each capability reads the catalog through.
+    func catalog(_ appID: UUID) async throws(ServiceError) -> [Feature] {
+        try await database { try await features(appID: appID) }
+    }
+}

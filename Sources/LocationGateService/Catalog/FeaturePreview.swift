@@ -74,7 +74,7 @@ public struct FeaturePreview: Sendable, Hashable, Codable {
     public static let sampleSize = 20
 }
 
-extension GateService {
+extension CatalogCapability {
     /// What `PUT /v1/features/{key}` with `feature` would change for the app's devices now,
     /// changing nothing (SPEC §15). Against the catalog's feature of the same key, or, for a
     /// new key, against "no feature" (`FeaturePreview.Outcome.unknownFeature`). A new key the
@@ -95,7 +95,7 @@ extension GateService {
     public func previewFeature(
         appID: UUID, feature: Feature, cancellation: CancellationFlag = CancellationFlag()
     ) async throws(ServiceError) -> FeaturePreview {
-        let catalogFeatures = try await self.catalog(appID)
+        let catalogFeatures = try await features.catalog(appID)
         let current = catalogFeatures.first { $0.key == feature.key }
         if current == nil && catalogFeatures.count >= FeatureCatalog.maxFeatures {
             throw ServiceError(.validationFailed, "the catalog holds at most \(FeatureCatalog.maxFeatures) features; delete one first")

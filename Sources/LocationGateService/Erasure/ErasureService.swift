@@ -14,4 +14,4 @@ public protocol ErasureService: Sendable {
     func erasure(appID: UUID, id: UUID) async throws(ServiceError) -> ErasureRecord?
 }
 
-extension GateService: ErasureService {}
+extension ErasureCapability: ErasureService {}

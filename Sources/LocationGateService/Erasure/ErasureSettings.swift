@@ -29,20 +29,13 @@ public struct ErasureSettings: Sendable, Hashable {
 }
 
 /// The erasure settings of one service, changeable while it runs (tests lower them after
-/// building it), the export's page size (the other right a person exercises through the same
-/// admin routes), and the erasure worker's metrics.
+/// building it), and the erasure worker's metrics.
 final class ErasureRuntime: Sendable {
     private let current = Mutex(ErasureSettings())
-    private let exportPage = Mutex(UserExport.defaultPageSize)
 
     var settings: ErasureSettings {
         get { current.withLock { $0 } }
         set { current.withLock { $0 = newValue } }
-    }
-
-    var exportPageSize: Int {
-        get { exportPage.withLock { $0 } }
-        set { exportPage.withLock { $0 = newValue } }
     }
 
     /// Steps (pages) of phase 1 that committed.

@@ -47,7 +47,7 @@ struct ErasureStepReport: Sendable, Hashable {
 /// - **Retries.** A step that fails is rolled back; its erasure's `attempts` and `lastError` are
 ///   recorded, and it is due again after `retryDelay`, doubled with each further failure up to
 ///   `maxRetryDelay`. Others go on meanwhile. An erasure is never given up.
-extension GateService {
+extension ErasureCapability {
     /// One step of phase 1: a page of the due erasure whose app's turn is oldest. False when no
     /// erasure is due, or while `locgate archive` exports (erasures wait for it).
     @discardableResult
@@ -340,7 +340,7 @@ struct ErasurePage: Sendable {
             let totalDevices = try totals?.decode(1, as: Int64.self) ?? 0
             page.performed = (events: totalEvents, devices: totalDevices)
             // Phase 2: every server forgets the devices (the payload names the erasure only).
-            try connection.query("SELECT pg_notify(\(GateService.erasureChannel), \(id.uuidString))")
+            try connection.query("SELECT pg_notify(\(ErasureCapability.erasureChannel), \(id.uuidString))")
         }
         return page
     }

@@ -17,7 +17,7 @@ import ServiceLifecycle
 /// from finishing. The heartbeat runs in a task of its own: a step waiting for a lock never
 /// makes this process look gone.
 public struct ErasureWorker: Service {
-    let service: GateService
+    let erasure: ErasureCapability
     let logger: Logger
     /// How often it looks for work while there is some, and how long it takes steps at a time;
     /// an erasure is done within a few of these.
@@ -27,8 +27,8 @@ public struct ErasureWorker: Service {
     /// How often it records that this process is alive (`server_processes`).
     static let heartbeat: Duration = .seconds(1)
 
-    public init(service: GateService, logger: Logger, interval: Duration = .milliseconds(250)) {
-        self.service = service
+    public init(erasure: ErasureCapability, logger: Logger, interval: Duration = .milliseconds(250)) {
+        self.erasure = erasure
         self.logger = logger
         self.interval = interval
     }
@@ -51,12 +51,12 @@ public struct ErasureWorker: Service {
         var first = true
         while !Task.isCancelled {
             do {
-                try await service.heartbeat(resynced: first)
+                try await erasure.heartbeat(resynced: first)
                 first = false
             } catch where Task.isCancelled {
                 break
             } catch {
-                logger.warning("erasure heartbeat failed; retrying", metadata: ["error": "\(GateService.erasureLogText(error))"])
+                logger.warning("erasure heartbeat failed; retrying", metadata: ["error": "\(ErasureCapability.erasureLogText(error))"])
             }
             try? await Task.sleep(for: Self.heartbeat)
         }
@@ -70,25 +70,25 @@ public struct ErasureWorker: Service {
             // Steps are left that the time allowed did not reach: go on without waiting.
             var more = false
             do {
-                let woken = service.erasureSignal.take()
+                let woken = erasure.erasureSignal.take()
                 if woken || underWay || ContinuousClock.now - lastCheck >= Self.idleCheck {
                     lastCheck = .now
                     let until = ContinuousClock.now + interval
-                    while try await service.performNextErasure() {
+                    while try await erasure.performNextErasure() {
                         if ContinuousClock.now >= until {
                             more = true
                             break
                         }
                     }
-                    try await service.completeErasures()
-                    let pending = try await service.erasuresUnderWay()
+                    try await erasure.completeErasures()
+                    let pending = try await erasure.erasuresUnderWay()
                     underWay = more || pending
                 }
             } catch where Task.isCancelled {
                 break
             } catch {
                 more = false
-                logger.warning("erasure work failed; retrying", metadata: ["error": "\(GateService.erasureLogText(error))"])
+                logger.warning("erasure work failed; retrying", metadata: ["error": "\(ErasureCapability.erasureLogText(error))"])
             }
             if more {
                 await Task.yield()
@@ -96,7 +96,7 @@ public struct ErasureWorker: Service {
             }
             // Until woken, or the next look: `interval` while an erasure is under way, else the
             // heartbeat's pace.
-            await service.erasureSignal.wait(upTo: underWay ? interval : Self.heartbeat)
+            await erasure.erasureSignal.wait(upTo: underWay ? interval : Self.heartbeat)
         }
     }
 }

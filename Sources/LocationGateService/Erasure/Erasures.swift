@@ -61,15 +61,7 @@ public struct ErasureRecord: Sendable, Hashable, Encodable {
 /// the apps taking turns; a crash between the request and phase 1, or in it, leaves the work
 /// row and the person's remaining rows for the next step, so an acknowledged erasure is never
 /// undone.
-extension GateService {
-    public static let erasureChannel = "locgate_erasures"
-
-    /// How erasures are paged, bounded and retried; changeable while the service runs.
-    public var erasureSettings: ErasureSettings {
-        get { erasureRuntime.settings }
-        set { erasureRuntime.settings = newValue }
-    }
-
+extension ErasureCapability {
     /// The advisory lock an app's erasure requests take turns on, so that the bound on pending
     /// erasures is exact under concurrent requests.
     static func erasureRequestLockKey(appID: UUID) -> Int64 {
@@ -159,7 +151,7 @@ extension GateService {
         guard !devices.isEmpty else { return }
         let changes = devices.map { StreamChange(stream: $0, version: Int64.max) }
         for change in changes { cache.removeIfOlder(change.stream, than: change.version) }
-        experimentCatalog.exposures.forget(streams: devices)
+        exposures.forget(streams: devices)
         hub.publish(changes)
     }
 

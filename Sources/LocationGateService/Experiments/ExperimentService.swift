@@ -15,17 +15,36 @@ import PostgresClient
 /// before the answer, group-committed with the other first evaluations of the moment
 /// (`ExposureCommitter`), and when another server won the race to expose the same unit, its
 /// variant is the answer. An exposed device's later evaluations answer from memory.
-public struct ExperimentService: ExperimentsFace {
-    let service: GateService
+public final class ExperimentService: ExperimentsFace, DatabaseCalls {
+    let catalog: ExperimentCatalog
+    let pool: PostgresConnectionPool
+    /// First evaluations' exposures share statements (group commit), each answered after its
+    /// commit (SPEC §16).
+    let committer: ExposureCommitter
+    /// A device's state, for its evaluation.
+    let gates: GatesCapability
+    let costly: CostlyWork
+    let logger: Logger
 
-    init(service: GateService) {
-        self.service = service
+    init(
+        catalog: ExperimentCatalog, pool: PostgresConnectionPool, committer: ExposureCommitter, gates: GatesCapability,
+        costly: CostlyWork, logger: Logger
+    ) {
+        self.catalog = catalog
+        self.pool = pool
+        self.committer = committer
+        self.gates = gates
+        self.costly = costly
+        self.logger = logger
     }
 
-    private var catalog: ExperimentCatalog { service.experimentCatalog }
-    private var memory: ExposureMemory { service.experimentCatalog.exposures }
-    private var pool: PostgresConnectionPool { service.pool }
-    private var committer: ExposureCommitter { service.exposureCommitter }
+    private var memory: ExposureMemory { catalog.exposures }
+
+    /// The experiments' guard over this pool (SPEC §16), one of a server's background services;
+    /// tests call its `checkDue`.
+    public func guardian(logger: Logger) -> ExperimentGuardian {
+        ExperimentGuardian(pool: pool, catalog: catalog, logger: logger)
+    }
 
     // MARK: - Definitions
 
@@ -37,7 +56,7 @@ public struct ExperimentService: ExperimentsFace {
             throw ServiceError(definition: error)
         }
         let catalog = self.catalog
-        return try await service.database { try await catalog.put(appID: appID, definition: definition, actor: actor) }
+        return try await database { try await catalog.put(appID: appID, definition: definition, actor: actor) }
     }
 
     public func experiment(appID: UUID, key: String) async throws(ServiceError) -> Experiment {
@@ -49,18 +68,18 @@ public struct ExperimentService: ExperimentsFace {
 
     public func experiments(appID: UUID) async throws(ServiceError) -> [Experiment] {
         let catalog = self.catalog
-        return try await service.database { try await catalog.experiments(appID: appID) }
+        return try await database { try await catalog.experiments(appID: appID) }
     }
 
     public func deleteExperiment(appID: UUID, key: String, actor: AuditActor) async throws(ServiceError) {
         let catalog = self.catalog
-        let deleted = try await service.database { try await catalog.delete(appID: appID, key: key, actor: actor) }
+        let deleted = try await database { try await catalog.delete(appID: appID, key: key, actor: actor) }
         guard deleted else { throw Self.notFound(key) }
     }
 
     public func stopExperiment(appID: UUID, key: String, winner: String?, actor: AuditActor) async throws(ServiceError) -> Experiment {
         let catalog = self.catalog
-        let stopped = try await service.database {
+        let stopped = try await database {
             try await catalog.stop(appID: appID, key: key, winner: winner, reason: .operator, actor: actor)
         }
         guard let stopped else { throw Self.notFound(key) }
@@ -89,7 +108,7 @@ public struct ExperimentService: ExperimentsFace {
     /// The device's state now, as the gates read it, with its `installId`, which the device
     /// cache does not keep (`ExposureMemory`): read once per version of the stream.
     private func deviceState(_ stream: StreamKey) async throws(ServiceError) -> DeviceState {
-        let entry = try await service.device(stream)
+        let entry = try await gates.device(stream)
         var state = entry.state
         guard entry.version > 0 else { return state }
         if let known = memory.installation(stream, atLeast: entry.version) {
@@ -98,7 +117,7 @@ public struct ExperimentService: ExperimentsFace {
         }
         let epoch = memory.epoch
         let pool = self.pool
-        let read = try await service.database {
+        let read = try await database {
             try await pool.withConnection { connection in try ExperimentExposures.installation(stream, on: connection) }
         }
         memory.remember(read, stream: stream, epoch: epoch)
@@ -139,7 +158,7 @@ public struct ExperimentService: ExperimentsFace {
         let epoch = memory.epoch
         let committer = self.committer
         let asked = exposing.map { $0.exposure }
-        let recorded = try await service.database { try await committer.record(asked) }
+        let recorded = try await database { try await committer.record(asked) }
         var changed: Set<String> = []
         for ((index, exposure), stored) in zip(exposing, recorded) {
             guard let stored else {
@@ -186,7 +205,7 @@ public struct ExperimentService: ExperimentsFace {
         let pool = self.pool
         let appID = stream.appID
         let keys = missing
-        let read = try await service.database {
+        let read = try await database {
             try await pool.withConnection { connection in
                 try ExperimentExposures.current(appID: appID, keys: keys, units: candidates, on: connection)
             }
@@ -206,9 +225,9 @@ public struct ExperimentService: ExperimentsFace {
     public func experimentResults(appID: UUID, key: String) async throws(ServiceError) -> ExperimentResults {
         let experiment = try await self.experiment(appID: appID, key: key)
         let pool = self.pool
-        let logger = service.logger
-        let costly = service.costly
-        let counts = try await service.database {
+        let logger = self.logger
+        let costly = self.costly
+        let counts = try await database {
             // Costly work, as analytics are: the catch-up reads the log (SPEC §5 "Resources").
             try await costly.run(.analytics, appID: appID) {
                 try await ExperimentTally(pool: pool, logger: logger).catchUp(waitForInFlightCommits: true)
@@ -222,9 +241,4 @@ public struct ExperimentService: ExperimentsFace {
     static func notFound(_ key: String) -> ServiceError {
         ServiceError(.notFound, "no experiment \(key.prefix(128))")
     }
-}
-
-extension GateService {
-    /// The experiments face (SPEC §16), over this service's pool and caches.
-    public var experiments: ExperimentService { ExperimentService(service: self) }
 }

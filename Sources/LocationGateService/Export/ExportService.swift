@@ -12,7 +12,7 @@ public protocol ExportService: Sendable {
     func admitExport(appID: UUID) throws(ServiceError) -> CostlyPermit
 }
 
-extension GateService: ExportService {
+extension ExportCapability: ExportService {
     public func admitExport(appID: UUID) throws(ServiceError) -> CostlyPermit {
         try costly.admit(.export, appID: appID)
     }

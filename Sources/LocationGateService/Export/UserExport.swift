@@ -3,6 +3,7 @@ import Foundation
 import LocationAuthorization
 import LocationGateJSON
 import PostgresClient
+import Synchronization
 
 /// A person's export (SPEC §13, "Access and portability"; GDPR Art. 15 and 20):
 /// `GET /v1/users/{u}/export` and `locgate export` write
@@ -31,12 +32,29 @@ public struct UserExport: Sendable {
     let firstDevices: [String]
 }
 
-extension GateService {
+/// A person's export (SPEC §13, "Access and portability"): everything held of them, written a
+/// page at a time. The HTTP layer sees it as `ExportService`.
+public final class ExportCapability: Sendable, DatabaseCalls {
+    let pool: PostgresConnectionPool
+    let log: EventLog
+    let gateStore: GateStore
+    let features: FeatureCatalog
+    let costly: CostlyWork
+    private let pageSize = Mutex(UserExport.defaultPageSize)
+
+    init(pool: PostgresConnectionPool, log: EventLog, gateStore: GateStore, features: FeatureCatalog, costly: CostlyWork) {
+        self.pool = pool
+        self.log = log
+        self.gateStore = gateStore
+        self.features = features
+        self.costly = costly
+    }
+
     /// Devices, and events of a device's history, an export reads per statement (and holds at
     /// once); `UserExport.defaultPageSize` unless lowered (tests check that pages change nothing).
     public var exportPageSize: Int {
-        get { erasureRuntime.exportPageSize }
-        set { erasureRuntime.exportPageSize = newValue }
+        get { pageSize.withLock { $0 } }
+        set { pageSize.withLock { $0 = newValue } }
     }
 
     /// Starts a person's export: reads their first page of devices. An unknown user has none,
@@ -55,7 +73,7 @@ extension GateService {
     /// per piece). Errors of the database are `ServiceError`s; those of `write` come through as
     /// they are.
     public func writeExport(_ export: UserExport, to write: ([UInt8]) async throws -> Void) async throws {
-        let features = try await catalog(export.appID)
+        let features = try await self.features.catalog(export.appID)
         try await write(Array(#"{"devices":["#.utf8))
         var devices = export.firstDevices
         var first = true

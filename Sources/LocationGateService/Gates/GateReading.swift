@@ -26,4 +26,4 @@ extension GateReading {
     public func cachedDeviceGate(_ key: StreamKey, feature: String) throws(ServiceError) -> GateDecision? { nil }
 }
 
-extension GateService: GateReading {}
+extension GatesCapability: GateReading {}

@@ -97,15 +97,15 @@ public protocol OFREPEvaluating: Sendable {
     func evaluateFlags(appID: UUID, target: OFREPTarget) async throws(ServiceError) -> BulkEvaluation
 }
 
-extension GateService: OFREPEvaluating {
+extension GatesCapability: OFREPEvaluating {
     public func evaluateFlag(appID: UUID, key: String, target: OFREPTarget) async throws(ServiceError) -> FlagEvaluation? {
-        guard let feature = try await catalog(appID).first(where: { $0.key == key }) else { return nil }
+        guard let feature = try await features.catalog(appID).first(where: { $0.key == key }) else { return nil }
         let states = try await ofrepStates(appID: appID, target: target)
         return Self.evaluate(feature, target: target, states: states)
     }
 
     public func evaluateFlags(appID: UUID, target: OFREPTarget) async throws(ServiceError) -> BulkEvaluation {
-        let features = try await catalog(appID)
+        let features = try await self.features.catalog(appID)
         let states = try await ofrepStates(appID: appID, target: target)
         return BulkEvaluation(flags: features.map { Self.evaluate($0, target: target, states: states) })
     }

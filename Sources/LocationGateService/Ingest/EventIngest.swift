@@ -8,4 +8,4 @@ public protocol EventIngest: Sendable {
     func ingest(appID: UUID, submissions: [EventSubmission]) async throws(ServiceError) -> [EventResult]
 }
 
-extension GateService: EventIngest {}
+extension IngestCapability: EventIngest {}

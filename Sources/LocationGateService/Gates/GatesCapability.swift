@@ -5,7 +5,26 @@ import Logging
 import Metrics
 import PostgresClient
 
-extension GateService {
+/// The gates (SPEC §5): decisions from memory for a device, a user or many devices, and
+/// OFREP's evaluations (`OFREPEvaluation.swift`). A device missing from the cache is loaded
+/// from the projection once. The HTTP layer sees it as `GateReading` and `OFREPEvaluating`.
+public final class GatesCapability: Sendable, DatabaseCalls {
+    let cache: DeviceStateCache
+    let features: FeatureCatalog
+    let gateStore: GateStore
+
+    /// SPEC §5: at most 10,000 devices in a gate query, 100 features (none twice), and
+    /// 100,000 decisions in all.
+    public static let maxQueryDevices = 10_000
+    public static let maxQueryFeatures = 100
+    public static let maxQueryDecisions = 100_000
+
+    init(cache: DeviceStateCache, features: FeatureCatalog, gateStore: GateStore) {
+        self.cache = cache
+        self.features = features
+        self.gateStore = gateStore
+    }
+
     /// A device's state from memory, loaded once from the projection on a miss.
     public func device(_ key: StreamKey) async throws(ServiceError) -> DeviceStateCache.Entry {
         if let entry = cache.entry(key) { return entry }
@@ -16,13 +35,9 @@ extension GateService {
         return DeviceStateCache.Entry(version: row.version, state: row.state)
     }
 
-    func catalog(_ appID: UUID) async throws(ServiceError) -> [Feature] {
-        try await database { try await features.features(appID: appID) }
-    }
-
     public func deviceGates(_ key: StreamKey) async throws(ServiceError) -> DeviceGates {
         let entry = try await device(key)
-        let features = try await catalog(key.appID)
+        let features = try await self.features.catalog(key.appID)
         let state = entry.state
         return DeviceGates(
             userId: key.userID, deviceId: key.deviceID, status: state.status, provisional: state.provisional,
@@ -32,7 +47,7 @@ extension GateService {
 
     public func deviceGate(_ key: StreamKey, feature featureKey: String) async throws(ServiceError) -> GateDecision {
         let catalog: [Feature]
-        if let cached = features.cachedFeatures(appID: key.appID) { catalog = cached } else { catalog = try await self.catalog(key.appID) }
+        if let cached = features.cachedFeatures(appID: key.appID) { catalog = cached } else { catalog = try await features.catalog(key.appID) }
         let feature = try Self.feature(featureKey, in: catalog)
         let entry: DeviceStateCache.Entry
         if let cached = cache.entry(key) { entry = cached } else { entry = try await device(key) }
@@ -73,15 +88,9 @@ extension GateService {
         return gates.first(where: \.enabled) ?? gates[0]
     }
 
-    /// A feature at the user level, for OFREP.
-    public func userDecision(appID: UUID, userID: String, feature: Feature) async throws(ServiceError) -> GateDecision {
-        let devices = try await userDevices(appID: appID, userID: userID)
-        return Self.userDecision(feature, devices: devices.map(\.1))
-    }
-
     public func userGates(appID: UUID, userID: String) async throws(ServiceError) -> UserGates {
         let devices = try await userDevices(appID: appID, userID: userID)
-        let features = try await catalog(appID)
+        let features = try await self.features.catalog(appID)
         let verdicts = features.map { feature in
             let perDevice = devices.map { deviceID, entry in
                 let decision = entry.state.decide(feature, version: entry.version)
@@ -107,7 +116,7 @@ extension GateService {
                 throw ServiceError(.validationFailed, "features: \(key.prefix(128)) is named twice")
             }
         }
-        let catalog = try await catalog(appID)
+        let catalog = try await features.catalog(appID)
         var selected = catalog
         if let featureKeys {
             selected = []

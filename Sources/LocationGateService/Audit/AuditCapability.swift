@@ -6,7 +6,29 @@ import Logging
 import Metrics
 import PostgresClient
 
-extension GateService {
+/// The audit (SPEC §5, §7): a device's history, its state as of a time or a version, its
+/// timeline of decisions (`DashboardQueries.swift`), and the replay of the whole log, all read
+/// from the log (the standby when one is configured). The HTTP layer sees it as
+/// `HistoryReading`.
+public final class AuditCapability: Sendable, DatabaseCalls {
+    let pool: PostgresConnectionPool
+    /// Streams and archive snapshots (the standby when configured).
+    let auditStore: AuditStore
+    let reads: StandbyReads
+    let features: FeatureCatalog
+
+    init(pool: PostgresConnectionPool, auditStore: AuditStore, reads: StandbyReads, features: FeatureCatalog) {
+        self.pool = pool
+        self.auditStore = auditStore
+        self.reads = reads
+        self.features = features
+    }
+
+    /// The audit replay over this service's database (and standby, when configured).
+    public func replay(appID: UUID?, logger: Logger) -> Replay {
+        Replay(pool: pool, readPool: reads.standby, appID: appID, logger: logger)
+    }
+
     /// Events read per page when a state is folded from the log.
     static let foldPage = 1000
 
@@ -59,7 +81,7 @@ extension GateService {
             if let version, !cut, version > reached {
                 throw ServiceError(.notFound, "the stream has \(reached) events, not \(version)")
             }
-            let features = try await catalog(key.appID)
+            let features = try await self.features.catalog(key.appID)
             return StateView(version: reached, state: state, decisions: features.map { state.decide($0, version: reached) })
         }
     }

@@ -5,7 +5,42 @@ import Logging
 import Metrics
 import PostgresClient
 
-extension GateService {
+/// Ingest (SPEC §5 `POST /v1/events`): a batch of events appended atomically through the
+/// projection, small batches sharing transactions (group commit), the cache and the push
+/// streams told of the committed states at once. The HTTP layer sees it as `EventIngest`.
+public final class IngestCapability: Sendable {
+    let log: EventLog
+    let cache: DeviceStateCache
+    let hub: ChangeHub
+    /// Small appends share transactions (group commit); large batches go alone.
+    let committer: GroupCommitter
+    /// Marks the NOTIFYs of these appends (`StreamChange.originLine`), so that this service's
+    /// own follower skips them: `ingest` has stored the new states in the cache and woken the
+    /// push streams itself.
+    let appendOrigin: String
+    /// How far ahead of this server's clock an event's `occurredAt` may be (SPEC §14): later is
+    /// a 422 naming `occurredAt`. Nil accepts any time in SPEC §1's range.
+    let maxClockSkew: Duration?
+    let eventsAppended = Counter(label: "locgate_events_appended_total")
+    let rejections = Counter(label: "locgate_event_batches_rejected_total")
+
+    /// SPEC §5: at most 1,000 events in a batch.
+    public static let maxBatchEvents = 1000
+    /// Batches of at most this many events go through group commit.
+    static let groupCommitLimit = 100
+
+    init(
+        log: EventLog, cache: DeviceStateCache, hub: ChangeHub, committer: GroupCommitter, appendOrigin: String,
+        maxClockSkew: Duration?
+    ) {
+        self.log = log
+        self.cache = cache
+        self.hub = hub
+        self.committer = committer
+        self.appendOrigin = appendOrigin
+        self.maxClockSkew = maxClockSkew
+    }
+
     /// Appends a batch of decoded submissions atomically through the projection (the HTTP
     /// layer decodes `POST /v1/events`; `locgate simulate` builds them).
     public func ingest(appID: UUID, submissions: [EventSubmission]) async throws(ServiceError) -> [EventResult] {
