@@ -37,7 +37,7 @@ struct DashboardTable {
         static func count(_ value: Double) -> Cell { Cell(text: String(Int64(value)), value: String(Int64(value))) }
         static func rate(_ value: Double?) -> Cell {
             guard let value else { return Cell(text: "–", value: "") }
-            return Cell(text: String(format: "%.1f%%", value * 100), value: "\(value)")
+            return Cell(text: DecimalText.oneDecimal(value * 100) + "%", value: "\(value)")
         }
 
         /// A 95% interval folded into one cell of its two bounds (SPEC §16 `ci95`, `ci95Exposed`),

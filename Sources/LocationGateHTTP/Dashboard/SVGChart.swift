@@ -238,7 +238,7 @@ enum SVGChart {
     /// A rate as the tables show it: a percentage with one decimal.
     static func percent(_ value: Double) -> String {
         guard value.isFinite else { return "–" }
-        return String(format: "%.1f%%", value * 100)
+        return DecimalText.oneDecimal(value * 100) + "%"
     }
 
     /// About how wide `text` is drawn at `size` (system sans-serif: 0.6 em a character on
@@ -258,7 +258,7 @@ enum SVGChart {
     private static func number(_ value: Double) -> String {
         guard value.isFinite else { return "0" }
         let rounded = (value * 10).rounded() / 10
-        return rounded == rounded.rounded() && abs(rounded) < 1e15 ? String(Int64(rounded)) : String(format: "%.1f", rounded)
+        return rounded == rounded.rounded() && abs(rounded) < 1e15 ? String(Int64(rounded)) : DecimalText.oneDecimal(rounded)
     }
 
     /// Text as SVG text or an attribute's value (`HTMLText.escape`).
