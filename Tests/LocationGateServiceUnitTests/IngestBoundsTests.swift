@@ -51,4 +51,15 @@ struct IngestBoundsTests {
         #expect(!IngestCapability.mayHaveCommitted(EventLogError.rejected(index: 0, reason: lost)))
         #expect(!IngestCapability.mayHaveCommitted(ServiceError(.overloaded, "the server is busy")))
     }
+
+    @Test("A database that cannot answer is a 503 whose cause (for the command line and the log) names the database's error; the client's message does not")
+    func unavailableKeepsItsCause() {
+        let lost = PostgresError(.connectionFailed, message: "server closed the connection unexpectedly")
+        let error = ServiceError.from(lost)
+        #expect(error.code == .databaseUnavailable && error.message == "the database is unavailable")
+        #expect(error.detailedDescription.contains("server closed the connection unexpectedly"), "\(error.detailedDescription)")
+        #expect(!error.description.contains("server closed"))
+        let wrapped = ServiceError.from(EventLogError.database(lost))
+        #expect(wrapped == error && wrapped.detailedDescription == error.detailedDescription)
+    }
 }

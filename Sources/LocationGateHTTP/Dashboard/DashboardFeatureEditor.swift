@@ -11,7 +11,7 @@ import LocationGateService
 /// - `GET /dashboard/features/{key}`: the editor, filled with the feature as the catalog holds
 ///   it (a key the catalog lacks: a new feature). With `preview=1` and the form's fields in the
 ///   query (the form's Preview button), the same form with what was entered and, under it, the
-///   preview (`GateService.previewFeature`) as a table with its CSV link: reading only, so a GET.
+///   preview (`CatalogCapability.previewFeature`) as a table with its CSV link: reading only, so a GET.
 /// - `POST /dashboard/features/{key}` (the form's Save button): puts the feature, then 303 back
 ///   to the editor with `saved=1`; a refused definition shows the form again with the reason.
 /// - `POST /dashboard/features/{key}/switch` with `disabled=true` or `false`: the kill switch,

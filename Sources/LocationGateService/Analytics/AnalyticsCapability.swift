@@ -4,8 +4,8 @@ import PostgresClient
 
 /// The analytics (SPEC §6, §8, §12): the queries over the rollups, each after counting whatever
 /// the log holds that they have not counted yet, and the features' coverage
-/// (`DashboardQueries.swift`). Both are costly work (`CostlyWork`). The HTTP layer sees it as
-/// `AnalyticsReading`.
+/// (`DashboardQueries.swift`). The queries are costly work (`CostlyWork`); the coverage reads
+/// one row per distinct state, a page at a time. The HTTP layer sees it as `AnalyticsReading`.
 public final class AnalyticsCapability: Sendable, DatabaseCalls {
     let pool: PostgresConnectionPool
     let reads: StandbyReads

@@ -6,7 +6,7 @@ import PostgresClient
 /// and the push streams of the streams' apps (and users) are woken.
 ///
 /// An append of this service (its payload starts with the service's origin line) is skipped:
-/// `GateService.ingest` stored the committed states in the cache and woke the push streams when
+/// `IngestCapability.ingest` stored the committed states in the cache and woke the push streams when
 /// the append returned, and drops the devices of an append that failed (whose commit it cannot
 /// be sure of). Parsing every own payload again was 1.6% of single-event ingest's server time;
 /// the follower's listener now drops them as they arrive (`ownAppends`), and `apply` skips any

@@ -9,7 +9,7 @@ import PostgresClient
 /// counts (`ExperimentTally`).
 ///
 /// An evaluation reads what a gate reads, from memory where it can: the device's state from
-/// the device cache (`GateService.device`), its `installId` and its exposure from
+/// the device cache (`GatesCapability.device`), its `installId` and its exposure from
 /// `ExposureMemory`, the definition from the catalog's cache. The decision is the domain's
 /// (`Experiment.evaluate`); when it asks for an exposure, the exposure is written and committed
 /// before the answer, group-committed with the other first evaluations of the moment

@@ -4,7 +4,7 @@ import LocationAuthorization
 import LocationGateJSON
 
 /// An OFREP evaluation context (OFREP 0.3): `targetingKey` is the user id; `deviceId` picks one
-/// device, and without it a flag is evaluated at the user level (`GateService.userDecision`).
+/// device, and without it a flag is evaluated at the user level (`GatesCapability.userDecision`).
 public struct OFREPTarget: Sendable, Hashable {
     public var userID: String
     public var deviceID: String?

@@ -14,12 +14,16 @@ extension ServiceError {
         if let service = error as? ServiceError { return service }
         if case .database(let underlying)? = error as? EventLogError { return from(underlying) }
         if let postgres = error as? PostgresError {
+            // The cause is for the command line and the log (`detailedDescription`); a client
+            // sees the code and the message.
             if postgres.code == .poolExhausted {
-                return ServiceError(.overloaded, "the server is busy: no database connection became free in time")
+                return ServiceError(.overloaded, "the server is busy: no database connection became free in time", cause: cause(of: error))
             }
-            if postgres.isUnavailable { return ServiceError(.databaseUnavailable, "the database is unavailable") }
+            if postgres.isUnavailable {
+                return ServiceError(.databaseUnavailable, "the database is unavailable", cause: cause(of: error))
+            }
             if postgres.isStatementTimeout {
-                return ServiceError(.overloaded, "the database did not finish the request in time")
+                return ServiceError(.overloaded, "the database did not finish the request in time", cause: cause(of: error))
             }
         }
         return ServiceError(.internalError, "the request could not be completed", cause: cause(of: error))
