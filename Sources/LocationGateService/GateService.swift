@@ -19,8 +19,6 @@ import ServiceLifecycle
 public final class GateService: Sendable {
     let pool: PostgresConnectionPool
     let log: EventLog
-    /// Where reads that may lag go (a standby when one is configured).
-    let reads: StandbyReads
     let cache: DeviceStateCache
     let features: FeatureCatalog
     let keys: APIKeys
@@ -90,8 +88,8 @@ public final class GateService: Sendable {
         let committer = GroupCommitter(
             pool: pool, maxInFlight: max(1, min(groupCommits, pool.size)), maxQueuedEvents: maxQueuedEvents,
             queueTimeout: pool.waitTimeout * 2, clock: clock, origin: appendOrigin)
-        (self.pool, self.log, self.reads, self.cache, self.features, self.keys, self.coherence, self.logger) =
-            (pool, log, reads, cache, features, keys, coherence, logger)
+        (self.pool, self.log, self.cache, self.features, self.keys, self.coherence, self.logger) =
+            (pool, log, cache, features, keys, coherence, logger)
         catalog = CatalogCapability(
             apps: AppRegistry(pool: pool), keys: keys, features: features, stateKinds: stateKinds, reads: reads, costly: costly)
         events = IngestCapability(

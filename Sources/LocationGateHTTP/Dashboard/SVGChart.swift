@@ -9,7 +9,7 @@ import Mustache
 /// A chart is one of the two things the dashboard's templates write unescaped (`section.mustache`;
 /// the other is a table's rows, `DashboardTable.Body`), and that is safe by construction: its markup is a `Markup`, which only this file can make. The
 /// kinds draw on a `Canvas`, whose every element is built here from numbers formatted here, a
-/// fixed palette (`Colour`, whose values only this file can name), and text that `escape` turns
+/// fixed palette (`Colour`, whose values only this file can name), and text that `HTMLText.escape` turns
 /// into text (a label is often a client's: an `appVersion` grouped by). No string from elsewhere
 /// can become markup.
 ///
@@ -157,13 +157,13 @@ enum SVGChart {
             _ text: String, x: Double, y: Double, size: Double = 12, colour: Colour = .text, anchor: Anchor = .start, bold: Bool = false
         ) {
             let weight = bold ? #" font-weight="600""# : ""
-            body += #"<text x="\#(SVGChart.number(x))" y="\#(SVGChart.number(y))" font-size="\#(SVGChart.number(size))" fill="\#(colour.value)"\#(anchor.attribute)\#(weight)>\#(SVGChart.escape(text))</text>"#
+            body += #"<text x="\#(SVGChart.number(x))" y="\#(SVGChart.number(y))" font-size="\#(SVGChart.number(size))" fill="\#(colour.value)"\#(anchor.attribute)\#(weight)>\#(HTMLText.escape(text))</text>"#
         }
 
         /// `text` centred on (`x`, baseline `y`) over a shape filled with `background`, in the
         /// colour that reads on it.
         mutating func label(_ text: String, on background: Colour, x: Double, y: Double, size: Double = 11) {
-            body += #"<text x="\#(SVGChart.number(x))" y="\#(SVGChart.number(y))" font-size="\#(SVGChart.number(size))" fill="\#(background.ink)" text-anchor="middle">\#(SVGChart.escape(text))</text>"#
+            body += #"<text x="\#(SVGChart.number(x))" y="\#(SVGChart.number(y))" font-size="\#(SVGChart.number(size))" fill="\#(background.ink)" text-anchor="middle">\#(HTMLText.escape(text))</text>"#
         }
 
         /// Entries left to right from `y`, wrapped at the chart's width; the y below them.
@@ -216,7 +216,7 @@ enum SVGChart {
         /// The chart: an `<svg role="img">` scaled to its box, named by `label` (its figures)
         /// as `aria-label` and `<title>`.
         func markup(label: String, height: Double) -> Markup {
-            let name = SVGChart.escape(label)
+            let name = HTMLText.escape(label)
             return Markup(
                 #"<svg class="chart" viewBox="0 0 \#(SVGChart.number(SVGChart.width)) \#(SVGChart.number(max(1, height.rounded(.up))))" width="100%" role="img" aria-label="\#(name)"><title>\#(name)</title>\#(body)</svg>"#)
         }
@@ -224,7 +224,7 @@ enum SVGChart {
 
     /// A sentence in place of a chart, when there is nothing to draw.
     static func note(_ text: String) -> Markup {
-        Markup(#"<p class="muted">\#(escape(text))</p>"#)
+        Markup(#"<p class="muted">\#(HTMLText.escape(text))</p>"#)
     }
 
     // MARK: - Figures and text
@@ -261,6 +261,4 @@ enum SVGChart {
         return rounded == rounded.rounded() && abs(rounded) < 1e15 ? String(Int64(rounded)) : DecimalText.oneDecimal(rounded)
     }
 
-    /// Text as SVG text or an attribute's value (`HTMLText.escape`).
-    private static func escape(_ text: String) -> String { HTMLText.escape(text) }
 }
