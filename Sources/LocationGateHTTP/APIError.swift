@@ -48,7 +48,7 @@ struct APIError: HTTPResponseError {
     }
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
-        var response = try JSONResponse.make(
+        var response = try SortedJSONEncoder().response(
             status, Body(error: .init(code: error.code.rawValue, message: error.message, index: error.index)))
         if let retryAfter { response.headers[.retryAfter] = String(retryAfter) }
         for field in headers { response.headers.append(field) }
@@ -63,25 +63,6 @@ extension ServiceError: HTTPResponseError {
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         try APIError(self).response(from: request, context: context)
-    }
-}
-
-/// JSON bodies: sorted keys, so that equal values give equal bytes (and equal ETags).
-enum JSONResponse {
-    static func make(_ status: HTTPResponse.Status = .ok, _ value: some Encodable, headers: HTTPFields = [:]) throws -> Response {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return make(status, data: try encoder.encode(value), headers: headers)
-    }
-
-    /// A body of bytes as they are: `Data`, or what `JSONWriter` wrote, copied once into the
-    /// response's buffer (through `Data` it was copied twice).
-    static func make(
-        _ status: HTTPResponse.Status, data: some Sequence<UInt8>, headers: HTTPFields = [:], contentType: String = "application/json"
-    ) -> Response {
-        var fields = headers
-        fields[.contentType] = contentType
-        return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
     }
 }
 

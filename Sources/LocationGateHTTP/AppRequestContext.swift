@@ -5,9 +5,9 @@ import Synchronization
 
 /// The request context: who is calling, once the authentication middleware has looked.
 ///
-/// What the middleware learn of a request (the key, the scope a group admitted, the path's
-/// parameters) is kept in one `RequestFacts` per request, which every copy of the context
-/// shares, and set through `nonmutating` setters. So a middleware hands the next one the
+/// What the middleware learn of a request (the key, whether it is the admin token) is kept in
+/// one `RequestFacts` per request, which every copy of the context shares, and set through
+/// `nonmutating` setters. So a middleware hands the next one the
 /// context it was given, not a mutated copy of its own: a copy retains every reference the
 /// context holds (Hummingbird's core storage: the logger, the parameters, the endpoint path;
 /// the channel) and its end releases them, and a gate or an append went through three such
@@ -31,19 +31,6 @@ public struct AppRequestContext: RequestContext, RemoteAddressRequestContext {
         nonmutating set { facts.values.withLock { $0.isAdminToken = newValue } }
     }
 
-    /// The app key a scope group admitted (`RequireScope`), which handlers read with
-    /// `caller()`; nil outside a scope group.
-    var admitted: APIIdentity? {
-        get { facts.values.withLock { $0.admitted } }
-        nonmutating set { facts.values.withLock { $0.admitted = newValue } }
-    }
-
-    /// The path's parameters when the route index found the route (`pathParameter(_:)`).
-    var indexedParameters: RouteIndex.IndexedParameters? {
-        get { facts.values.withLock { $0.indexedParameters } }
-        nonmutating set { facts.values.withLock { $0.indexedParameters = newValue } }
-    }
-
     /// The peer of the connection (nil in router tests): failed authentications are counted
     /// per address.
     public var remoteAddress: SocketAddress? { channel.remoteAddress }
@@ -61,19 +48,11 @@ public struct AppRequestContext: RequestContext, RemoteAddressRequestContext {
         channel = source.channel
     }
 
+    /// Handlers return `Encodable` answers; this writes them (sorted keys).
+    public var responseEncoder: SortedJSONEncoder { SortedJSONEncoder() }
+
     /// SPEC §5: batches are at most 1 MiB.
     public var maxUploadSize: Int { 1 << 20 }
-
-    /// A parameter of the route's path (`user` of `/v1/users/:user`), as the path has it (not
-    /// percent-decoded), whether the route index or Hummingbird's trie found the route: the one
-    /// way handlers and middleware read them.
-    func pathParameter(_ name: String) -> String? {
-        let indexed: String?? = facts.values.withLock { values in
-            values.indexedParameters.map { $0[name].map(String.init) }
-        }
-        if let indexed { return indexed }
-        return coreContext.parameters.get(name)
-    }
 }
 
 /// One request's facts, shared by every copy of its context (`AppRequestContext`). The lock
@@ -83,8 +62,6 @@ final class RequestFacts: Sendable {
     struct Values {
         var identity: APIIdentity?
         var isAdminToken = false
-        var admitted: APIIdentity?
-        var indexedParameters: RouteIndex.IndexedParameters?
     }
 
     let values = Mutex(Values())

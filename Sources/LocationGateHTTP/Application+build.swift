@@ -106,29 +106,36 @@ public func buildRouter(
         limiter = RateLimiter(requestsPerSecond: rate, burst: configuration.rateLimitBurst ?? rate)
     }
     if let limiter { keyed.append(RateLimitMiddleware(limiter: limiter)) }
-    // The areas: each a group with its middleware, the API's parts added to it as route
-    // collections, each with its scope groups inside and the one face of the service it calls.
+    // The areas: each a group with its middleware, the API's parts mounted on it as route
+    // collections (paths relative to the area), each with its scope groups inside and the one
+    // face of the service it calls.
     HealthRoutes(health: service.health, follower: follower, registry: registry, streams: streams).register(on: routes)
-    let v1 = routes.group("/v1", middleware: keyed)
-    v1.add(CatalogRoutes(catalog: service.catalog).collection)
-    v1.add(ExperimentRoutes(experiments: service.experiments).collection)
-    v1.add(EventRoutes(ingest: service.events).collection)
-    v1.add(GateRoutes(gates: service.gates).collection)
-    v1.add(HistoryRoutes(history: service.audit).collection)
-    v1.add(AnalyticsRoutes(analytics: service.analytics).collection)
-    v1.add(ChangeFeedRoutes(feed: service.push, streams: streams).collection)
-    v1.add(ErasureRoutes(service: service.erasure).collection)
-    v1.add(RetentionRoutes(service: service.retention).collection)
-    v1.add(ExportRoutes(service: service.export).collection)
-    v1.add(AdminRoutes(service: service).collection)
-    let ofrep = routes.group("/ofrep/v1", catchAll: true, middleware: [OFREPErrorMiddleware()] + keyed)
+    let v1 = routes.area("/v1", middleware: keyed)
+    v1.addRoutes(CatalogRoutes(catalog: service.catalog).collection)
+    v1.addRoutes(ExperimentRoutes(experiments: service.experiments).collection)
+    v1.addRoutes(EventRoutes(ingest: service.events).collection)
+    v1.addRoutes(GateRoutes(gates: service.gates).collection)
+    v1.addRoutes(HistoryRoutes(history: service.audit).collection)
+    v1.addRoutes(AnalyticsRoutes(analytics: service.analytics).collection)
+    v1.addRoutes(ChangeFeedRoutes(feed: service.push, streams: streams).collection)
+    v1.addRoutes(ErasureRoutes(service: service.erasure).collection)
+    v1.addRoutes(RetentionRoutes(service: service.retention).collection)
+    v1.addRoutes(ExportRoutes(service: service.export).collection)
+    v1.addRoutes(AdminRoutes(catalog: service.catalog, adminAudit: service.adminAudit).collection)
+    let ofrep = routes.area("/ofrep/v1", catchAll: true, middleware: [OFREPErrorMiddleware()] + keyed)
     let flags = OFREPFlags(features: service.gates, experiments: service.experiments)
-    ofrep.add(OFREPRoutes(flags: flags, streams: streams).collection)
-    ofrep.add(OFREPStreamRoutes(flags: flags, hints: service.push, streams: streams).collection)
-    DashboardRoutes(service: service, configuration: configuration, limiter: limiter, failures: failures).register(on: routes)
-    routes.get("/hello") { _, _ in
-        // The trivial JSON route the benchmarks compare gates against.
-        try JSONResponse.make(.ok, ["hello": "world"])
+    ofrep.addRoutes(OFREPRoutes(flags: flags, streams: streams).collection)
+    ofrep.addRoutes(OFREPStreamRoutes(flags: flags, hints: service.push, streams: streams).collection)
+    // The dashboard: sign-in outside the session, the pages in an area behind it.
+    let dashboard = DashboardRoutes(
+        catalog: service.catalog, analytics: service.analytics, audit: service.audit, experiments: service.experiments,
+        adminAudit: service.adminAudit, sessions: service.dashboardSessions, configuration: configuration, limiter: limiter,
+        failures: failures)
+    routes.addRoutes(dashboard.signInRoutes, atPath: "/dashboard")
+    routes.area("/dashboard", catchAll: true, middleware: dashboard.pageMiddleware).addRoutes(dashboard.pages)
+    // The trivial JSON route the benchmarks compare gates against.
+    routes.get("/hello") { _, _ -> [String: String] in
+        ["hello": "world"]
     }
     routes.registerMethodNotAllowed()
     return indexed

@@ -18,7 +18,7 @@ struct QueryParametersMiddleware: RouterMiddleware {
             _ = try QueryParameters(of: request)
         } catch {
             if request.uri.path.hasPrefix("/ofrep/") {
-                return try OFREPError.response(.badRequest, key: context.pathParameter("key"), code: "INVALID_CONTEXT", details: error.message)
+                return OFREPError.response(.badRequest, key: context.parameters.get("key"), code: "INVALID_CONTEXT", details: error.message)
             }
             throw APIError(error)
         }

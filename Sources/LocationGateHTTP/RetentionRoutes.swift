@@ -6,20 +6,20 @@ import LocationGateService
 /// app's events are kept (1 to 36500; null keeps everything, the default), `GET` answers
 /// `{"days", "lastRun"}`, `lastRun` being the app's last run (`{"at", "cut", "events",
 /// "devices"}`, one that erased nothing included; null before the first). Both take that app's
-/// admin key; any other app's id is 404, as an unknown one.
+/// admin key; any other app's id is 404, as an unknown one. Mounted under `/v1`.
 struct RetentionRoutes {
     let service: any RetentionService
 
     var collection: RouteCollection<AppRequestContext> {
         let routes = RouteCollection(context: AppRequestContext.self)
         let admin = routes.scoped(.admin)
-        admin.get("/v1/apps/:appId/retention", use: show)
-        admin.put("/v1/apps/:appId/retention", use: set)
+        admin.get("/apps/:appId/retention", use: show)
+        admin.put("/apps/:appId/retention", use: set)
         return routes
     }
 
     /// The answer: `days` is written as null when everything is kept.
-    struct Retention: Encodable {
+    struct Retention: ResponseEncodable {
         var days: Int?
 
         func encode(to encoder: any Encoder) throws {
@@ -30,7 +30,7 @@ struct RetentionRoutes {
     }
 
     /// The answer to GET: the setting and the last run, both written as null when unset.
-    struct Shown: Encodable {
+    struct Shown: ResponseEncodable {
         var days: Int?
         var lastRun: LocationGateService.Retention.LastRun?
 
@@ -62,15 +62,15 @@ struct RetentionRoutes {
         }
     }
 
-    @Sendable func show(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let appID = try appID(context)
+    @Sendable func show(_ request: Request, context: AppRequestContext, caller: APIIdentity) async throws -> Shown {
+        let appID = try appID(context, caller)
         let days = try await service.retentionDays(appID: appID)
-        return try JSONResponse.make(.ok, Shown(days: days, lastRun: try await service.lastRetentionRun(appID: appID)))
+        return Shown(days: days, lastRun: try await service.lastRetentionRun(appID: appID))
     }
 
-    @Sendable func set(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let appID = try appID(context)
-        let keyID = try context.caller().keyID
+    @Sendable func set(_ request: Request, context: AppRequestContext, caller: APIIdentity) async throws -> Retention {
+        let appID = try appID(context, caller)
+        let keyID = caller.keyID
         var request = request
         let body = try ConfigurationBody.decode(Body.self, from: try await request.bodyData(limit: 4 * 1024), shape: ConfigurationBody.retention)
         let days: Int?
@@ -81,13 +81,12 @@ struct RetentionRoutes {
             throw APIError(.validationFailed, "days: a whole number of days from 1 to 36500, or null to keep everything")
         }
         try await service.setRetentionDays(appID: appID, days: days, actor: .key(keyID))
-        return try JSONResponse.make(.ok, Retention(days: days))
+        return Retention(days: days)
     }
 
     /// The path's app, when it is the admin key's own.
-    func appID(_ context: AppRequestContext) throws -> UUID {
-        let identity = try context.caller()
-        guard let appID = context.pathParameter("appId").flatMap(UUID.init(uuidString:)), appID == identity.appID else {
+    func appID(_ context: AppRequestContext, _ caller: APIIdentity) throws -> UUID {
+        guard let appID = context.parameters.get("appId").flatMap(UUID.init(uuidString:)), appID == caller.appID else {
             throw APIError(.notFound, "no such app")
         }
         return appID

@@ -116,7 +116,7 @@ struct DashboardTemplateTests {
     func pageFromRequest() throws {
         let request = Self.request("/dashboard/prompts?groupBy=appVersion&platform=iOS&from=2026-11-19&csv=old")
         let table = DashboardTable(id: "prompts", title: "Prompts", columns: ["appVersion"], rows: [[.text("4.0")]])
-        let filters = try Filters(request)
+        let filters = try Filters(QueryParameters(of: request))
         let page = DashboardPage(
             template: .prompts, title: "Prompts", active: "/dashboard/prompts", filters: filters,
             groupChoices: ["platform", "appVersion"], sections: [.init(chart: .empty, table: table)])
@@ -133,9 +133,9 @@ struct DashboardTemplateTests {
 
     @Test("A page's filters are read as the analytics API reads them: from after to is refused naming from; the same day for both is a range")
     func filtersRange() throws {
-        let refusal = #expect(throws: ServiceError.self) { try Filters(Self.request("/dashboard/prompts?from=2026-11-20&to=2026-11-19")) }
+        let refusal = #expect(throws: ServiceError.self) { try Filters(QueryParameters(of: Self.request("/dashboard/prompts?from=2026-11-20&to=2026-11-19"))) }
         #expect(refusal?.code == .validationFailed && refusal?.message.hasPrefix("from:") == true, "\(String(describing: refusal))")
-        let same = try Filters(Self.request("/dashboard/prompts?from=2026-11-19&to=2026-11-19"))
+        let same = try Filters(QueryParameters(of: Self.request("/dashboard/prompts?from=2026-11-19&to=2026-11-19")))
         #expect(same.from != nil && same.from == same.to)
     }
 }

@@ -56,7 +56,7 @@ struct EventRoutesTests {
     @Test("A batch is appended: 200, an ingest key told what was stored, a read key the state too")
     func appended() async throws {
         let ingest = FakeIngest()
-        try await RouteTestSupport.application { $0.add(EventRoutes(ingest: ingest).collection) }.test(.router) { client in
+        try await RouteTestSupport.application { $0.addRoutes(EventRoutes(ingest: ingest).collection) }.test(.router) { client in
             let stored = try await Self.post(client, #"{"events": [\#(Self.event()), \#(Self.event())]}"#)
             #expect(stored.status == .ok)
             let results = RouteTestSupport.json(stored)["results"] as? [[String: Any]] ?? []
@@ -74,7 +74,7 @@ struct EventRoutesTests {
         let ingest = FakeIngest()
         let metrics = TestMetrics()
         let routes = EventRoutes(ingest: ingest, rejections: EventRejections(factory: metrics))
-        try await RouteTestSupport.application { $0.add(routes.collection) }.test(.router) { client in
+        try await RouteTestSupport.application { $0.addRoutes(routes.collection) }.test(.router) { client in
             let malformed = try await Self.post(client, #"{"events": ["#)
             #expect(malformed.status == .badRequest && RouteTestSupport.error(malformed)["code"] as? String == "malformedJSON")
             let shape = try await Self.post(client, #"{"evnts": []}"#)
@@ -108,7 +108,7 @@ struct EventRoutesTests {
         ]
         for (refusal, status) in cases {
             let ingest = FakeIngest(refusal: refusal)
-            try await RouteTestSupport.application { $0.add(EventRoutes(ingest: ingest).collection) }.test(.router) { client in
+            try await RouteTestSupport.application { $0.addRoutes(EventRoutes(ingest: ingest).collection) }.test(.router) { client in
                 let reply = try await Self.post(client, #"{"events": [\#(Self.event())]}"#)
                 #expect(reply.status == status, "\(refusal)")
                 #expect(RouteTestSupport.error(reply)["code"] as? String == refusal.code.rawValue)
@@ -124,7 +124,7 @@ struct EventRoutesTests {
         let ingest = FakeIngest()
         let metrics = TestMetrics()
         let routes = EventRoutes(ingest: ingest, rejections: EventRejections(factory: metrics))
-        try await RouteTestSupport.application { $0.add(routes.collection) }.test(.router) { client in
+        try await RouteTestSupport.application { $0.addRoutes(routes.collection) }.test(.router) { client in
             let read = try await Self.post(client, #"{"events": [\#(Self.event())]}"#, scope: .read)
             #expect(read.status == .forbidden)
             #expect(RouteTestSupport.error(read)["message"] as? String == "a key with scope read may not do this")

@@ -53,7 +53,7 @@ struct GateRoutesTests {
     @Test("A read or admin key gets the decision: 200, the gate's JSON as the decision writes it")
     func decision() async throws {
         let gates = FakeGates()
-        try await RouteTestSupport.application { $0.add(GateRoutes(gates: gates).collection) }.test(.router) { client in
+        try await RouteTestSupport.application { $0.addRoutes(GateRoutes(gates: gates).collection) }.test(.router) { client in
             for scope in [KeyScope.read, .admin] {
                 let response = try await client.execute(uri: Self.path, method: .get, headers: RouteTestSupport.key(scope))
                 #expect(response.status == .ok)
@@ -75,7 +75,7 @@ struct GateRoutesTests {
     @Test("An unknown feature is the service's 404; a bad id 422 before the service is asked")
     func notFound() async throws {
         let gates = FakeGates()
-        try await RouteTestSupport.application { $0.add(GateRoutes(gates: gates).collection) }.test(.router) { client in
+        try await RouteTestSupport.application { $0.addRoutes(GateRoutes(gates: gates).collection) }.test(.router) { client in
             let unknown = try await client.execute(
                 uri: "/v1/users/u-1/devices/d-1/gates/elsewhere", method: .get, headers: RouteTestSupport.key(.read))
             #expect(unknown.status == .notFound)
@@ -92,7 +92,7 @@ struct GateRoutesTests {
     @Test("The read scope is the group's: an ingest key is 403 and no key 401, and the service is never asked")
     func scope() async throws {
         let gates = FakeGates()
-        try await RouteTestSupport.application { $0.add(GateRoutes(gates: gates).collection) }.test(.router) { client in
+        try await RouteTestSupport.application { $0.addRoutes(GateRoutes(gates: gates).collection) }.test(.router) { client in
             let ingest = try await client.execute(uri: Self.path, method: .get, headers: RouteTestSupport.key(.ingest))
             #expect(ingest.status == .forbidden)
             #expect(RouteTestSupport.error(ingest)["code"] as? String == "forbidden")
@@ -110,7 +110,7 @@ struct GateRoutesTests {
 
     @Test("Another method is 405 with Allow whatever the key's scope (the 405s are outside the scope group); another path 404")
     func routing() async throws {
-        try await RouteTestSupport.application { $0.add(GateRoutes(gates: FakeGates()).collection) }.test(.router) { client in
+        try await RouteTestSupport.application { $0.addRoutes(GateRoutes(gates: FakeGates()).collection) }.test(.router) { client in
             for scope in [KeyScope.ingest, .read, nil] {
                 let method = try await client.execute(uri: Self.path, method: .delete, headers: RouteTestSupport.key(scope))
                 #expect(method.status == .methodNotAllowed)
@@ -128,7 +128,7 @@ struct GateRoutesTests {
     @Test("A gate query's body is read before the service: not JSON is 400, a bad id 422 with its index, the service's 422 as it is")
     func query() async throws {
         let gates = FakeGates()
-        try await RouteTestSupport.application { $0.add(GateRoutes(gates: gates).collection) }.test(.router) { client in
+        try await RouteTestSupport.application { $0.addRoutes(GateRoutes(gates: gates).collection) }.test(.router) { client in
             func post(_ body: String) async throws -> TestResponse {
                 try await client.execute(
                     uri: "/v1/gates/query", method: .post, headers: RouteTestSupport.key(.read), body: ByteBuffer(string: body))

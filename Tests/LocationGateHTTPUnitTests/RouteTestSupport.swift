@@ -15,12 +15,12 @@ enum RouteTestSupport {
     /// The app every stub key belongs to.
     static let appID = UUID(uuid: (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16))
 
-    /// The application of the collections `register` adds to the `/v1` area.
+    /// The application of the collections `register` mounts on the `/v1` area.
     static func application(_ register: (RouteTable) -> Void) -> some ApplicationProtocol {
         let router = IndexedRouter(router: Router(context: AppRequestContext.self))
         router.router.add(middleware: ErrorBodyMiddleware())
         let routes = RouteTable(router: router)
-        let v1 = routes.group("/v1", middleware: [StubKeys()])
+        let v1 = routes.area("/v1", middleware: [StubKeys()])
         register(v1)
         routes.registerMethodNotAllowed()
         return Application(router: router, logger: Logger(label: "route-tests"))

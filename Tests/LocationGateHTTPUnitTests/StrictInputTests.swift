@@ -320,13 +320,13 @@ struct StrictInputTests {
         router.router.add(middleware: QueryParametersMiddleware())
         let routes = RouteTable(router: router)
         routes.get("/healthz") { _, _ in Response(status: .ok) }
-        let v1 = routes.group("/v1", middleware: [NoKeys()])
-        v1.get("/v1/users/:user/devices/:device/gates") { _, _ in Response(status: .ok) }
-        let ofrep = routes.group("/ofrep/v1", catchAll: true, middleware: [OFREPErrorMiddleware(), NoKeys()])
-        ofrep.post("/ofrep/v1/evaluate/flags/:key") { _, _ in Response(status: .ok) }
+        let v1 = routes.area("/v1", middleware: [NoKeys()])
+        v1.get("/users/:user/devices/:device/gates") { _, _ in Response(status: .ok) }
+        let ofrep = routes.area("/ofrep/v1", catchAll: true, middleware: [OFREPErrorMiddleware(), NoKeys()])
+        ofrep.post("/evaluate/flags/:key") { _, _ in Response(status: .ok) }
         routes.get("/dashboard/signin") { _, _ in Response(status: .ok) }
-        let dashboard = routes.group("/dashboard", catchAll: true, middleware: [NoSession()])
-        dashboard.get("/dashboard") { _, _ in Response(status: .ok) }
+        let dashboard = routes.area("/dashboard", catchAll: true, middleware: [NoSession()])
+        dashboard.get { _, _ in Response(status: .ok) }
         routes.registerMethodNotAllowed()
         return Application(router: router, logger: Logger(label: "strict-input-tests"))
     }
@@ -421,7 +421,7 @@ struct StrictInputTests {
     @Test("The editor's form sends each field once, and only fields its reader takes")
     func editorSendsEachFieldOnce() throws {
         let page = DashboardRoutes.editorPage(key: "nearby", form: FeatureForm(), isNew: true)
-        let html = try DashboardTemplateTests.render(page.view(for: DashboardTemplateTests.request("/dashboard/features/nearby")), .feature)
+        let html = try DashboardTemplateTests.render(try page.view(for: DashboardTemplateTests.request("/dashboard/features/nearby")), .feature)
         let form = try #require(html.range(of: #"<form class="editor""#).map { html[$0.lowerBound...] }?.components(separatedBy: "</form>").first)
         let names = form.components(separatedBy: #"name=""#).dropFirst().compactMap { $0.split(separator: "\"").first.map(String.init) }
         #expect(names.count == Set(names).count, "\(names)")

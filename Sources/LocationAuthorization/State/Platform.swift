@@ -12,7 +12,12 @@ public enum Platform: String, Sendable, Hashable, Codable, CaseIterable {
     case android
 
     /// The rules' family: Core Location's for every Apple platform, Android's for Android.
-    public var family: PlatformFamily { self == .android ? .android : .apple }
+    public var family: PlatformFamily {
+        switch self {
+        case .iOS, .iPadOS, .macOS, .macCatalyst, .watchOS, .tvOS, .visionOS: .apple
+        case .android: .android
+        }
+    }
 
     /// OS-version thresholds (A3, A10, A11, K2, the iOS 12 services of §4) apply only here.
     public var isIOSFamily: Bool { self == .iOS || self == .iPadOS }

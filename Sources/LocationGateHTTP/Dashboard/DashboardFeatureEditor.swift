@@ -28,17 +28,16 @@ import LocationGateService
 /// or previewed. So each field is sent once: each service's box has a name of its own
 /// (`services.visits`), which also keeps the Preview's query free of repeated parameters.
 extension DashboardRoutes {
-    func registerFeatureEditor(on pages: RouteTable) {
-        pages.get("/dashboard/feature", use: findFeature)
-        pages.get("/dashboard/features/:key", use: featureEditor)
-        pages.post("/dashboard/features/:key", use: saveFeature)
-        pages.post("/dashboard/features/:key/switch", use: switchFeature)
+    func addFeatureEditor(to pages: ScopedRoutes<RouteCollection<AppRequestContext>>) {
+        pages.get("/feature", use: findFeature)
+        pages.get("/features/:key", use: featureEditor)
+        pages.post("/features/:key", use: saveFeature)
+        pages.post("/features/:key/switch", use: switchFeature)
     }
 
-    @Sendable func findFeature(_ request: Request, context: AppRequestContext) async throws -> Response {
-        guard let identity = context.identity else { return Self.toSignIn() }
+    @Sendable func findFeature(_ request: Request, context: AppRequestContext, caller identity: APIIdentity) async throws -> Response {
         guard identity.scope == .admin else { return try Self.adminOnly() }
-        let key = request.uri.queryParameters.get("key") ?? ""
+        let key = try QueryParameters(of: request)["key"] ?? ""
         guard Self.isFeatureKey(key) else {
             return try Self.render(.badRequest, .message, MessageView(
                 layout: DashboardLayout(title: "Features", active: "/dashboard/features", signedIn: true),
@@ -47,17 +46,16 @@ extension DashboardRoutes {
         return Response(status: .seeOther, headers: [.location: Self.editorPath(key)])
     }
 
-    @Sendable func featureEditor(_ request: Request, context: AppRequestContext) async throws -> Response {
-        guard let identity = context.identity else { return Self.toSignIn() }
+    @Sendable func featureEditor(_ request: Request, context: AppRequestContext, caller identity: APIIdentity) async throws -> Response {
         guard identity.scope == .admin else { return try Self.adminOnly() }
         guard let key = Self.featureKey(context) else { throw APIError(.notFound, "no such feature") }
-        let query = request.uri.queryParameters
-        let saved = query.get("saved") == "1"
+        let query = try QueryParameters(of: request)
+        let saved = query["saved"] == "1"
         // The form's Preview (a GET with preview=1): its fields are in the query, form-encoded
         // as a body is (`+` for a space, which the query's own decoding does not undo), and
         // read as strictly as the Save's body.
         let submitted: FeatureForm?
-        if query.get("preview") == "1" {
+        if query["preview"] == "1" {
             do throws(ServiceError) {
                 submitted = try FeatureForm(
                     form: DashboardForm(request.uri.query ?? "", allowed: FeatureForm.fieldNames.union(FeatureForm.pageFields)))
@@ -67,8 +65,8 @@ extension DashboardRoutes {
         } else {
             submitted = nil
         }
-        return try await page(request, context) { identity, _ in
-            let current = try await service.catalog.feature(appID: identity.appID, key: key)
+        return try await page(request, identity) { identity, _ in
+            let current = try await catalog.feature(appID: identity.appID, key: key)
             guard let form = submitted else {
                 let form = current.map(FeatureForm.init(feature:)) ?? FeatureForm()
                 return Self.editorPage(key: key, form: form, isNew: current == nil, saved: saved)
@@ -79,13 +77,12 @@ extension DashboardRoutes {
             } catch {
                 return Self.editorPage(key: key, form: form, isNew: current == nil, error: error.message)
             }
-            let preview = try await service.catalog.previewFeature(appID: identity.appID, feature: feature, cancellation: context.clientGone())
+            let preview = try await catalog.previewFeature(appID: identity.appID, feature: feature, cancellation: context.clientGone())
             return Self.editorPage(key: key, form: form, isNew: current == nil, preview: preview)
         }
     }
 
-    @Sendable func saveFeature(_ request: Request, context: AppRequestContext) async throws -> Response {
-        guard let identity = context.identity else { return Self.toSignIn() }
+    @Sendable func saveFeature(_ request: Request, context: AppRequestContext, caller identity: APIIdentity) async throws -> Response {
         try requireOwnOrigin(request)
         guard identity.scope == .admin else { return try Self.adminOnly() }
         guard let key = Self.featureKey(context) else { throw APIError(.notFound, "no such feature") }
@@ -99,9 +96,9 @@ extension DashboardRoutes {
             return try await refusedEditor(request, identity: identity, key: key, status: APIError(error).status, message: error.message)
         }
         func refused(_ message: String) async throws -> Response {
-            let current = try await service.catalog.feature(appID: identity.appID, key: key)
+            let current = try await catalog.feature(appID: identity.appID, key: key)
             let page = Self.editorPage(key: key, form: form, isNew: current == nil, error: message)
-            return try Self.render(.unprocessableContent, .feature, page.view(for: request))
+            return try Self.render(.unprocessableContent, .feature, try page.view(for: request))
         }
         let feature: Feature
         do {
@@ -110,7 +107,7 @@ extension DashboardRoutes {
             return try await refused(error.message)
         }
         do throws(ServiceError) {
-            _ = try await service.catalog.putFeature(appID: identity.appID, feature: feature, actor: .key(identity.keyID))
+            _ = try await catalog.putFeature(appID: identity.appID, feature: feature, actor: .key(identity.keyID))
         } catch {
             guard error.code == .validationFailed else { throw error }
             return try await refused(error.message)
@@ -118,8 +115,7 @@ extension DashboardRoutes {
         return Response(status: .seeOther, headers: [.location: Self.editorPath(key) + "?saved=1"])
     }
 
-    @Sendable func switchFeature(_ request: Request, context: AppRequestContext) async throws -> Response {
-        guard let identity = context.identity else { return Self.toSignIn() }
+    @Sendable func switchFeature(_ request: Request, context: AppRequestContext, caller identity: APIIdentity) async throws -> Response {
         try requireOwnOrigin(request)
         guard identity.scope == .admin else { return try Self.adminOnly() }
         guard let key = Self.featureKey(context) else { throw APIError(.notFound, "no such feature") }
@@ -141,7 +137,7 @@ extension DashboardRoutes {
         }
         // Only `disabled` changes, in one statement under the feature's lock: a concurrent change
         // of another field (a PATCH, the CLI) is kept (SPEC §14 "Partial changes").
-        guard try await service.catalog.setFeatureDisabled(disabled, appID: identity.appID, key: key, actor: .key(identity.keyID)) != nil else {
+        guard try await catalog.setFeatureDisabled(disabled, appID: identity.appID, key: key, actor: .key(identity.keyID)) != nil else {
             throw APIError(.notFound, "no such feature")
         }
         return Response(status: .seeOther, headers: [.location: "/dashboard/features"])
@@ -154,10 +150,10 @@ extension DashboardRoutes {
     func refusedEditor(
         _ request: Request, identity: APIIdentity, key: String, status: HTTPResponse.Status, message: String
     ) async throws -> Response {
-        let current = try await service.catalog.feature(appID: identity.appID, key: key)
+        let current = try await catalog.feature(appID: identity.appID, key: key)
         let form = current.map(FeatureForm.init(feature:)) ?? FeatureForm()
         let page = Self.editorPage(key: key, form: form, isNew: current == nil, error: message)
-        return try Self.render(status, .feature, page.view(for: request))
+        return try Self.render(status, .feature, try page.view(for: request))
     }
 
     /// 403 with a message page: a read key's session sees the catalog, an admin key's changes it.
@@ -173,7 +169,7 @@ extension DashboardRoutes {
 
     /// The path's feature key, when it is one a feature can have.
     static func featureKey(_ context: AppRequestContext) -> String? {
-        let raw = context.pathParameter("key") ?? ""
+        let raw = context.parameters.get("key") ?? ""
         let key = raw.contains("%") ? raw.removingPercentEncoding ?? "" : raw
         return isFeatureKey(key) ? key : nil
     }
@@ -257,22 +253,21 @@ struct FeatureForm: Sendable {
     /// ones); the page's own fields are not the feature's. A checked box sends `true`; any
     /// other value is refused (422), not read as unchecked.
     init(form: DashboardForm) throws(ServiceError) {
-        for (name, value) in form.fields {
-            switch name {
-            case "requires": requires = value
-            case "accuracy": accuracy = value
-            case "delivery": delivery = value
-            case "background": background = value
-            case "description": description = value
-            case "minAppVersion": minAppVersion = value
-            case "disabled":
-                try Self.requireChecked(name, value)
-                disabled = true
-            default:
-                guard let service = LocationService.allCases.first(where: { Self.serviceField($0) == name }) else { continue }
-                try Self.requireChecked(name, value)
-                services.append(service.rawValue)
-            }
+        requires = form["requires"] ?? requires
+        accuracy = form["accuracy"] ?? accuracy
+        delivery = form["delivery"] ?? delivery
+        background = form["background"] ?? background
+        description = form["description"] ?? description
+        minAppVersion = form["minAppVersion"] ?? minAppVersion
+        if let value = form["disabled"] {
+            try Self.requireChecked("disabled", value)
+            disabled = true
+        }
+        // In the catalog's order of services, whatever the order the boxes were sent in.
+        for service in LocationService.allCases {
+            guard let value = form[Self.serviceField(service)] else { continue }
+            try Self.requireChecked(Self.serviceField(service), value)
+            services.append(service.rawValue)
         }
     }
 

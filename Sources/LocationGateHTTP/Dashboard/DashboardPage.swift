@@ -45,15 +45,8 @@ struct DashboardPage {
 
     /// The view model of the page's template. Each CSV link is the page's own address with
     /// `csv=<table>`; the filter form submits to the page's own address.
-    func view(for request: Request) -> View {
-        var query: [(String, String)] = []
-        for item in request.uri.queryParameters {
-            let name: String = String(item.key)
-            let value: String = String(item.value)
-            query.append((name, value))
-        }
-        let path: String = request.uri.path
-        return view(path: path, query: query)
+    func view(for request: Request) throws -> View {
+        view(path: request.uri.path, query: try QueryParameters(of: request).pairs)
     }
 
     /// The view model for the page at `path` with `query`: a page answered to a POST (a refused

@@ -10,10 +10,10 @@ extension DashboardRoutes {
     /// Entries per page of the Activity page.
     static let activityPageSize = 100
 
-    @Sendable func activity(_ request: Request, context: AppRequestContext) async throws -> Response {
-        try await page(request, context) { identity, _ in
-            let before = request.uri.queryParameters.get("before").flatMap { UUID(uuidString: $0) }
-            let trail = try await service.adminAudit.recentEntries(
+    @Sendable func activity(_ request: Request, context: AppRequestContext, caller: APIIdentity) async throws -> Response {
+        try await page(request, caller) { identity, _ in
+            let before = try QueryParameters(of: request)["before"].flatMap { UUID(uuidString: $0) }
+            let trail = try await adminAudit.recentEntries(
                 appID: identity.appID, before: before, limit: Self.activityPageSize)
             let table = DashboardTable(
                 id: "activity", title: "Changes to the app's configuration, newest first",

@@ -27,18 +27,15 @@ import LocationGateService
 /// Nothing here evaluates a device: reading results exposes no one (SPEC §16 "Nothing the
 /// dashboard shows exposes a device").
 extension DashboardRoutes {
-    func registerExperiments(on pages: RouteTable) {
-        pages.get("/dashboard/experiments", use: experimentList)
-        pages.get("/dashboard/experiments/:key", use: experimentDetail)
-        pages.post("/dashboard/experiments/:key/stop", use: stopExperimentForm)
+    func addExperiments(to pages: ScopedRoutes<RouteCollection<AppRequestContext>>) {
+        pages.get("/experiments", use: experimentList)
+        pages.get("/experiments/:key", use: experimentDetail)
+        pages.post("/experiments/:key/stop", use: stopExperimentForm)
     }
 
-    /// The experiments face of the service, the one the API's routes read.
-    var experimentsFace: any ExperimentsFace { service.experiments }
-
-    @Sendable func experimentList(_ request: Request, context: AppRequestContext) async throws -> Response {
-        try await page(request, context) { (identity: APIIdentity, _: Filters) async throws -> DashboardPage in
-            let face: any ExperimentsFace = experimentsFace
+    @Sendable func experimentList(_ request: Request, context: AppRequestContext, caller: APIIdentity) async throws -> Response {
+        try await page(request, caller) { (identity: APIIdentity, _: Filters) async throws -> DashboardPage in
+            let face: any ExperimentsFace = experiments
             var listed: [(experiment: Experiment, results: ExperimentResults)] = []
             let experiments: [Experiment] = try await face.experiments(appID: identity.appID)
             for experiment in experiments {
@@ -59,22 +56,21 @@ extension DashboardRoutes {
         }
     }
 
-    @Sendable func experimentDetail(_ request: Request, context: AppRequestContext) async throws -> Response {
-        try await page(request, context) { (identity: APIIdentity, _: Filters) async throws -> DashboardPage in
+    @Sendable func experimentDetail(_ request: Request, context: AppRequestContext, caller: APIIdentity) async throws -> Response {
+        try await page(request, caller) { (identity: APIIdentity, _: Filters) async throws -> DashboardPage in
             guard let key: String = Self.dashboardExperimentKey(context) else { throw APIError(.notFound, "no such experiment") }
-            let face: any ExperimentsFace = experimentsFace
+            let face: any ExperimentsFace = experiments
             let experiment: Experiment = try await face.experiment(appID: identity.appID, key: key)
             let results: ExperimentResults = try await face.experimentResults(appID: identity.appID, key: key)
             let canStop: Bool = identity.scope == KeyScope.admin
-            let stoppedFlag: String? = request.uri.queryParameters.get("stopped")
+            let stoppedFlag: String? = try QueryParameters(of: request)["stopped"]
             let stopped: Bool = stoppedFlag == "1"
             let detailPage: DashboardPage = Self.experimentDetailPage(experiment, results, canStop: canStop, stopped: stopped)
             return detailPage
         }
     }
 
-    @Sendable func stopExperimentForm(_ request: Request, context: AppRequestContext) async throws -> Response {
-        guard let identity = context.identity else { return Self.toSignIn() }
+    @Sendable func stopExperimentForm(_ request: Request, context: AppRequestContext, caller identity: APIIdentity) async throws -> Response {
         try requireOwnOrigin(request)
         guard identity.scope == KeyScope.admin else { return try Self.experimentsAdminOnly() }
         guard let key: String = Self.dashboardExperimentKey(context) else { throw APIError(.notFound, "no such experiment") }
@@ -82,7 +78,7 @@ extension DashboardRoutes {
         let limit: Int = 16 * 1024
         let data: Data = try await request.bodyData(limit: limit)
         let body: String = String(decoding: data, as: UTF8.self)
-        let face: any ExperimentsFace = experimentsFace
+        let face: any ExperimentsFace = experiments
         // The refusal is kept and handled after the `do` (a `catch ... where` over a typed
         // error here crashed the compiler's ownership checks).
         var refusal: ServiceError? = nil
@@ -292,7 +288,7 @@ extension DashboardRoutes {
 
     /// The path's experiment key, when it is one an experiment can have (as the API reads it).
     static func dashboardExperimentKey(_ context: AppRequestContext) -> String? {
-        let raw: String = context.pathParameter("key") ?? ""
+        let raw: String = context.parameters.get("key") ?? ""
         let encoded: Bool = raw.contains("%")
         var key: String = raw
         if encoded {

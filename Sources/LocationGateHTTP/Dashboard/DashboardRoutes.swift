@@ -19,7 +19,15 @@ import Logging
 /// Filters (`from`, `to`, `groupBy`) are query parameters, so a view can be shared; every table
 /// has a CSV link (`?csv=<table>` on the page's own address).
 struct DashboardRoutes {
-    let service: GateService
+    /// Sign-in (the key's check), the feature editor's reads and writes.
+    let catalog: CatalogCapability
+    let analytics: AnalyticsCapability
+    /// The device page's timeline and state.
+    let audit: AuditCapability
+    /// The Experiments pages, read as the API reads them.
+    let experiments: any ExperimentsFace
+    /// The Activity page.
+    let adminAudit: AdminAuditLog
     let sessions: DashboardSessions
     let site: DashboardSite
     /// The per-app limiter of the API's groups; nil when limits are off.
@@ -28,36 +36,55 @@ struct DashboardRoutes {
     let failures: RateLimiter
     static let cookieName = "locgate_session"
 
-    init(service: GateService, configuration: ServerConfiguration, limiter: RateLimiter?, failures: RateLimiter) {
+    init(
+        catalog: CatalogCapability, analytics: AnalyticsCapability, audit: AuditCapability, experiments: any ExperimentsFace,
+        adminAudit: AdminAuditLog, sessions: DashboardSessions, configuration: ServerConfiguration, limiter: RateLimiter?,
+        failures: RateLimiter
+    ) {
+        (self.catalog, self.analytics, self.audit, self.experiments, self.adminAudit, self.sessions) =
+            (catalog, analytics, audit, experiments, adminAudit, sessions)
         self.failures = failures
-        self.service = service
-        self.sessions = service.dashboardSessions
         self.site = DashboardSite(publicURL: configuration.publicURL)
         self.limiter = limiter
         // Read and parse the templates now, as the server starts, not on the first page.
         _ = DashboardTemplates.bundled
     }
 
-    /// The sign-in form and the two POSTs on `routes`; the pages, and any other address under
-    /// `/dashboard` (404 once signed in), in a group behind the session and the rate limiter.
-    func register(on routes: RouteTable) {
-        routes.get("/dashboard/signin", use: signInForm)
-        routes.post("/dashboard/signin", use: signIn)
-        routes.post("/dashboard/signout", use: signOut)
+    /// The sign-in form and its two POSTs, mounted at `/dashboard` outside the session.
+    var signInRoutes: RouteCollection<AppRequestContext> {
+        let routes = RouteCollection(context: AppRequestContext.self)
+        routes.get("/signin", use: signInForm)
+        routes.post("/signin", use: signIn)
+        routes.post("/signout", use: signOut)
+        return routes
+    }
+
+    /// The pages, mounted on the `/dashboard` area behind `pageMiddleware`: each handler is
+    /// given the session's key (a read or admin key, which the session middleware admitted).
+    var pages: RouteCollection<AppRequestContext> {
+        let routes = RouteCollection(context: AppRequestContext.self)
+        let signedIn = routes.scoped(.read)
+        signedIn.get("/", use: overview)
+        signedIn.get("/prompts", use: prompts)
+        signedIn.get("/escalation", use: escalation)
+        signedIn.get("/location-button", use: locationButton)
+        signedIn.get("/settings", use: settings)
+        signedIn.get("/features", use: features)
+        addFeatureEditor(to: signedIn)
+        addExperiments(to: signedIn)
+        signedIn.get("/activity", use: activity)
+        signedIn.get("/device", use: findDevice)
+        signedIn.get("/users/:user/devices/:device", use: device)
+        return routes
+    }
+
+    /// What the pages' area runs before them: the session (303 to the sign-in form without
+    /// one), then the per-app rate limiter. Any other address under `/dashboard` is a 404
+    /// behind them.
+    var pageMiddleware: [any MiddlewareProtocol<Request, Response, AppRequestContext>] {
         var middleware: [any MiddlewareProtocol<Request, Response, AppRequestContext>] = [DashboardSessionMiddleware(sessions: sessions)]
         if let limiter { middleware.append(RateLimitMiddleware(limiter: limiter)) }
-        let pages = routes.group("/dashboard", catchAll: true, middleware: middleware)
-        pages.get("/dashboard", use: overview)
-        pages.get("/dashboard/prompts", use: prompts)
-        pages.get("/dashboard/escalation", use: escalation)
-        pages.get("/dashboard/location-button", use: locationButton)
-        pages.get("/dashboard/settings", use: settings)
-        pages.get("/dashboard/features", use: features)
-        registerFeatureEditor(on: pages)
-        registerExperiments(on: pages)
-        pages.get("/dashboard/activity", use: activity)
-        pages.get("/dashboard/device", use: findDevice)
-        pages.get("/dashboard/users/:user/devices/:device", use: device)
+        return middleware
     }
 
     // MARK: - Sign-in
@@ -83,7 +110,7 @@ struct DashboardRoutes {
             return try Self.signInRefused(error.message, status: APIError(error).status)
         }
         guard let identity = try await AuthenticationMiddleware.identity(
-            forKey: key, keys: service.catalog.authentication, failures: failures, context: context)
+            forKey: key, keys: catalog.authentication, failures: failures, context: context)
         else {
             return try Self.signInRefused("That key is not a valid app key.")
         }
@@ -158,14 +185,14 @@ struct DashboardRoutes {
         try limiter?.charge(identity.appID)
     }
 
-    /// Runs a page for the session's app (`DashboardSessionMiddleware` set it).
+    /// Runs a page for the session's key, with the filters of its query.
     func page(
-        _ request: Request, _ context: AppRequestContext, _ body: (APIIdentity, Filters) async throws -> DashboardPage
+        _ request: Request, _ identity: APIIdentity, _ body: (APIIdentity, Filters) async throws -> DashboardPage
     ) async throws -> Response {
-        guard let identity = context.identity else { return Self.toSignIn() }
+        let query = try QueryParameters(of: request)
         let filters: Filters
         do {
-            filters = try Filters(request)
+            filters = try Filters(query)
         } catch let error as ServiceError {
             // As the analytics API answers them: a malformed filter 400, a range whose `from`
             // is after its `to` (or outside SPEC §1's) 422.
@@ -173,7 +200,7 @@ struct DashboardRoutes {
                 layout: DashboardLayout(title: "Bad filters", active: "", signedIn: true), message: error.message, back: false))
         }
         let page = try await body(identity, filters)
-        if let table = request.uri.queryParameters.get("csv") {
+        if let table = query["csv"] {
             guard let found = page.tables.first(where: { $0.id == table }) else {
                 throw APIError(.notFound, "no table \(table.prefix(64)) on this page")
             }
@@ -182,7 +209,7 @@ struct DashboardRoutes {
                 headers: [.contentType: "text/csv; charset=utf-8", .contentDisposition: #"attachment; filename="\#(found.id).csv""#],
                 body: ResponseBody(byteBuffer: ByteBuffer(string: found.csv)))
         }
-        return try Self.render(.ok, page.template, page.view(for: request))
+        return try Self.render(.ok, page.template, page.view(path: request.uri.path, query: query.pairs))
     }
 
     /// A page: `template` rendering `view`, answered as `html`. A template that cannot be
@@ -205,11 +232,11 @@ struct DashboardRoutes {
 
     /// SPEC §8: each page draws its figures first (`DashboardCharts`), then has them as a
     /// table with its CSV link.
-    @Sendable func overview(_ request: Request, context: AppRequestContext) async throws -> Response {
-        try await page(request, context) { identity, filters in
+    @Sendable func overview(_ request: Request, context: AppRequestContext, caller: APIIdentity) async throws -> Response {
+        try await page(request, caller) { identity, filters in
             let period: AnalyticsQuery.Dimension = filters.groupBy.contains(.week) ? .week : .day
             // One catch-up of the rollups for the page's three charts.
-            let figures = try await service.analytics.analytics([
+            let figures = try await analytics.analytics([
                 query(.statuses, identity, filters, groupBy: []),
                 query(.prompts, identity, filters, groupBy: []),
                 query(.prompts, identity, filters, groupBy: [period]),
@@ -226,10 +253,10 @@ struct DashboardRoutes {
         }
     }
 
-    @Sendable func prompts(_ request: Request, context: AppRequestContext) async throws -> Response {
-        try await page(request, context) { identity, filters in
+    @Sendable func prompts(_ request: Request, context: AppRequestContext, caller: APIIdentity) async throws -> Response {
+        try await page(request, caller) { identity, filters in
             let groupBy = filters.groupBy.isEmpty ? [AnalyticsQuery.Dimension.platform] : filters.groupBy
-            let rows = try await analytics(.prompts, identity, filters, groupBy: groupBy)
+            let rows = try await figures(.prompts, identity, filters, groupBy: groupBy)
             let table = DashboardTable.analytics(id: "prompts", title: "Prompts by \(groupBy.map(\.rawValue).joined(separator: ", "))", rows: rows)
             return DashboardPage(template: .prompts, title: "Prompts", active: "/dashboard/prompts", filters: filters,
                                  groupChoices: ["platform", "osMajor", "appVersion", "day", "week"], sections: [
@@ -238,9 +265,9 @@ struct DashboardRoutes {
         }
     }
 
-    @Sendable func escalation(_ request: Request, context: AppRequestContext) async throws -> Response {
-        try await page(request, context) { identity, filters in
-            let rows = try await analytics(.escalations, identity, filters, groupBy: filters.groupBy)
+    @Sendable func escalation(_ request: Request, context: AppRequestContext, caller: APIIdentity) async throws -> Response {
+        try await page(request, caller) { identity, filters in
+            let rows = try await figures(.escalations, identity, filters, groupBy: filters.groupBy)
             let table = DashboardTable.analytics(id: "escalations", title: "Escalation", rows: rows)
             let chart = DashboardCharts.funnel("Escalation funnel, every group together", rows, steps: DashboardCharts.escalationSteps)
             return DashboardPage(template: .escalation, title: "Escalation funnel", active: "/dashboard/escalation", filters: filters,
@@ -252,9 +279,9 @@ struct DashboardRoutes {
 
     /// The location button's funnel (SPEC §12, `GET /v1/analytics/location-button`): sessions,
     /// results, the consent dialogs and their answers, direct grants, and the refusals.
-    @Sendable func locationButton(_ request: Request, context: AppRequestContext) async throws -> Response {
-        try await page(request, context) { identity, filters in
-            let rows = try await analytics(.locationButton, identity, filters, groupBy: filters.groupBy)
+    @Sendable func locationButton(_ request: Request, context: AppRequestContext, caller: APIIdentity) async throws -> Response {
+        try await page(request, caller) { identity, filters in
+            let rows = try await figures(.locationButton, identity, filters, groupBy: filters.groupBy)
             let table = DashboardTable.analytics(id: "location-button", title: "Location button", rows: rows)
             let chart = DashboardCharts.funnel("Location button funnel, every group together", rows, steps: DashboardCharts.locationButtonSteps)
             return DashboardPage(template: .locationButton, title: "Location button (Android 17)", active: "/dashboard/location-button",
@@ -264,10 +291,10 @@ struct DashboardRoutes {
         }
     }
 
-    @Sendable func settings(_ request: Request, context: AppRequestContext) async throws -> Response {
-        try await page(request, context) { identity, filters in
+    @Sendable func settings(_ request: Request, context: AppRequestContext, caller: APIIdentity) async throws -> Response {
+        try await page(request, caller) { identity, filters in
             let groupBy = filters.groupBy.isEmpty ? [AnalyticsQuery.Dimension.day] : filters.groupBy
-            let rows = try await analytics(.settings, identity, filters, groupBy: groupBy)
+            let rows = try await figures(.settings, identity, filters, groupBy: groupBy)
             let table = DashboardTable.analytics(id: "settings", title: "Settings changes", rows: rows)
             return DashboardPage(template: .settings, title: "Settings changes", active: "/dashboard/settings", filters: filters,
                                  groupChoices: ["day", "week", "platform", "osMajor", "appVersion"], sections: [
@@ -276,9 +303,9 @@ struct DashboardRoutes {
         }
     }
 
-    @Sendable func features(_ request: Request, context: AppRequestContext) async throws -> Response {
-        try await page(request, context) { identity, filters in
-            let coverage = try await service.analytics.featureCoverage(appID: identity.appID, cancellation: context.clientGone())
+    @Sendable func features(_ request: Request, context: AppRequestContext, caller: APIIdentity) async throws -> Response {
+        try await page(request, caller) { identity, filters in
+            let coverage = try await analytics.featureCoverage(appID: identity.appID, cancellation: context.clientGone())
             let table = DashboardTable(
                 id: "features", title: "Features now",
                 columns: ["feature", "requires", "devices", "enabled", "top reasons (disabled)", "top actions (disabled)", "switch", "minAppVersion"],
@@ -294,9 +321,9 @@ struct DashboardRoutes {
         }
     }
 
-    @Sendable func findDevice(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let query = request.uri.queryParameters
-        let user = query.get("user") ?? "", device = query.get("device") ?? ""
+    @Sendable func findDevice(_ request: Request, context: AppRequestContext, caller: APIIdentity) async throws -> Response {
+        let query = try QueryParameters(of: request)
+        let user = query["user"] ?? "", device = query["device"] ?? ""
         guard EventSubmission.isValidIdentifier(user), EventSubmission.isValidIdentifier(device) else {
             return try Self.render(.badRequest, .message, MessageView(
                 layout: DashboardLayout(title: "Find a device", active: "", signedIn: true),
@@ -305,20 +332,20 @@ struct DashboardRoutes {
         return Response(status: .seeOther, headers: [.location: "/dashboard/users/\(PercentEncoding.segment(user))/devices/\(PercentEncoding.segment(device))"])
     }
 
-    @Sendable func device(_ request: Request, context: AppRequestContext) async throws -> Response {
-        try await page(request, context) { identity, _ in
-            let user = context.pathParameter("user") ?? "", device = context.pathParameter("device") ?? ""
+    @Sendable func device(_ request: Request, context: AppRequestContext, caller: APIIdentity) async throws -> Response {
+        try await page(request, caller) { identity, _ in
+            let user = context.parameters.get("user") ?? "", device = context.parameters.get("device") ?? ""
             guard EventSubmission.isValidIdentifier(user), EventSubmission.isValidIdentifier(device) else {
                 throw APIError(.notFound, "no such device")
             }
             let key = StreamKey(appID: identity.appID, userID: user, deviceID: device)
-            let timeline = try await service.audit.timeline(key)
+            let timeline = try await audit.timeline(key)
             let table = Self.timelineTable(timeline.steps)
             var sections = [DashboardPage.Section(chart: DashboardCharts.deviceStatus(timeline.steps), table: table)]
-            let versionText = request.uri.queryParameters.get("version")
+            let versionText = try QueryParameters(of: request)["version"]
             let version = versionText.flatMap(Int64.init) ?? Int64(timeline.steps.count)
             if version > 0 {
-                let view = try await service.audit.state(key, asOf: nil, version: version)
+                let view = try await audit.state(key, asOf: nil, version: version)
                 let state = view.state
                 let fields: [(String, String)] = [
                     ("status", state.status.rawValue), ("authorization", state.authorization.rawValue),
@@ -412,8 +439,8 @@ struct DashboardRoutes {
 
     // MARK: - Helpers
 
-    func analytics(_ kind: AnalyticsQuery.Kind, _ identity: APIIdentity, _ filters: Filters, groupBy: [AnalyticsQuery.Dimension]) async throws -> [AnalyticsQuery.Row] {
-        try await service.analytics.analytics(query(kind, identity, filters, groupBy: groupBy))
+    func figures(_ kind: AnalyticsQuery.Kind, _ identity: APIIdentity, _ filters: Filters, groupBy: [AnalyticsQuery.Dimension]) async throws -> [AnalyticsQuery.Row] {
+        try await analytics.analytics(query(kind, identity, filters, groupBy: groupBy))
     }
 
     /// The app's query of `kind` under the page's filters (devices by status are counted now,
@@ -450,14 +477,13 @@ struct Filters {
     /// One platform's figures (SPEC §12), or every platform's.
     var platform: String?
 
-    init(_ request: Request) throws {
-        let parameters = request.uri.queryParameters
-        fromText = parameters.get("from") ?? ""
-        toText = parameters.get("to") ?? ""
+    init(_ parameters: QueryParameters) throws {
+        fromText = parameters["from"] ?? ""
+        toText = parameters["to"] ?? ""
         // As the analytics API reads them: `from` after `to` is refused, naming `from`.
         (from, to) = try AnalyticsQuery.parseRange(from: fromText.isEmpty ? nil : fromText, to: toText.isEmpty ? nil : toText)
-        let group = parameters.get("groupBy") ?? ""
+        let group = parameters["groupBy"] ?? ""
         groupBy = try AnalyticsQuery.parseGroupBy(group.isEmpty ? nil : group)
-        platform = try AnalyticsQuery.parsePlatform(parameters.get("platform"))
+        platform = try AnalyticsQuery.parsePlatform(parameters["platform"])
     }
 }

@@ -13,6 +13,8 @@ import LocationGateService
 /// without a name (`?&a=1`, `?=x`) is ignored.
 struct QueryParameters: Sendable {
     private let values: [String: String]
+    /// The parameters in the order given (names percent-decoded).
+    let pairs: [(String, String)]
 
     /// The parameters of a request's query.
     init(of request: Request) throws(ServiceError) {
@@ -22,14 +24,17 @@ struct QueryParameters: Sendable {
     /// Parameters as (name, value) pairs in the order given.
     init(pairs: [(String, String)]) throws(ServiceError) {
         var values: [String: String] = [:]
+        var kept: [(String, String)] = []
         for (rawName, value) in pairs {
             let name = rawName.utf8.contains(UInt8(ascii: "%")) ? rawName.removingPercentEncoding ?? rawName : rawName
             guard !name.isEmpty else { continue }
             guard values.updateValue(value, forKey: name) == nil else {
                 throw ServiceError(.invalidRequest, "\(name.prefix(64)): given twice; give each query parameter at most once")
             }
+            kept.append((name, value))
         }
         self.values = values
+        self.pairs = kept
     }
 
     /// The value of `name`, or nil when it was not given.

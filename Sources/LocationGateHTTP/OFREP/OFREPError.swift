@@ -23,13 +23,14 @@ enum OFREPError {
         }
     }
 
-    static func response(_ status: HTTPResponse.Status, key: String?, code: String, details: String) throws -> Response {
+    /// The body, with `status`; `key` is the flag of the path (`:key`), when it has one.
+    static func response(_ status: HTTPResponse.Status, key: String?, code: String, details: String) -> Response {
         var writer = JSONWriter()
         writer.objectStart()
         writer.field("errorCode", code)
         writer.field("errorDetails", details)
         writer.fieldIfPresent("key", key)
         writer.objectEnd()
-        return JSONResponse.make(status, data: writer.bytes)
+        return PreparedBody(status: status, json: writer.bytes).response
     }
 }

@@ -12,11 +12,11 @@ struct OFREPErrorMiddleware: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch let failure as OFREPError.Failure {
-            return try OFREPError.response(failure.status, key: context.pathParameter("key"), code: failure.code, details: failure.details)
+            return OFREPError.response(failure.status, key: context.parameters.get("key"), code: failure.code, details: failure.details)
         } catch {
             let api = ErrorBodyMiddleware.apiError(error, request: request, context: context)
-            let key = context.pathParameter("key")
-            var response = try OFREPError.response(
+            let key = context.parameters.get("key")
+            var response = OFREPError.response(
                 api.status, key: key, code: OFREPError.code(for: api.error.code), details: api.error.message)
             if let retryAfter = api.retryAfter { response.headers[.retryAfter] = String(retryAfter) }
             for field in api.headers { response.headers.append(field) }

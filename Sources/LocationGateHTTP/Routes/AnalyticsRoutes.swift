@@ -5,30 +5,30 @@ import LocationGateService
 
 /// The analytics of SPEC §5 (`/v1/analytics/{kind}`: §6's four and §12's `location-button`), for
 /// read and admin keys, as JSON or, asked with `Accept: text/csv`, CSV; from the service's
-/// analytics face (`AnalyticsReading`).
+/// analytics face (`AnalyticsReading`). Mounted under `/v1`.
 struct AnalyticsRoutes {
     let analytics: any AnalyticsReading
 
     var collection: RouteCollection<AppRequestContext> {
         let routes = RouteCollection(context: AppRequestContext.self)
-        routes.scoped(.read).get("/v1/analytics/:kind", use: report)
+        routes.scoped(.read).get("/analytics/:kind", use: report)
         return routes
     }
 
-    @Sendable func report(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try context.caller()
-        guard let kind = context.pathParameter("kind").flatMap(AnalyticsQuery.Kind.init(rawValue:)) else {
+    /// The rows as JSON (`AnalyticsFormat.json`) or CSV, written before the answer.
+    @Sendable func report(_ request: Request, context: AppRequestContext, caller: APIIdentity) async throws -> PreparedBody {
+        guard let kind = context.parameters.get("kind").flatMap(AnalyticsQuery.Kind.init(rawValue:)) else {
             throw APIError(.notFound, "analytics are " + AnalyticsQuery.Kind.names)
         }
         let parameters = try QueryParameters(of: request)
         let query = try AnalyticsQuery.parse(
-            kind: kind, appID: identity.appID, groupBy: parameters["groupBy"], from: parameters["from"], to: parameters["to"],
+            kind: kind, appID: caller.appID, groupBy: parameters["groupBy"], from: parameters["from"], to: parameters["to"],
             platform: parameters["platform"])
         let rows = try await analytics.analytics(query)
         if request.headers[.accept]?.contains("text/csv") == true {
             let csv = AnalyticsFormat.csv(rows, kind: kind, groupBy: query.groupBy)
-            return JSONResponse.make(.ok, data: Data(csv.utf8), contentType: "text/csv; charset=utf-8")
+            return PreparedBody(bytes: csv.utf8, contentType: "text/csv; charset=utf-8")
         }
-        return JSONResponse.make(.ok, data: AnalyticsFormat.json(rows))
+        return PreparedBody(json: AnalyticsFormat.json(rows))
     }
 }

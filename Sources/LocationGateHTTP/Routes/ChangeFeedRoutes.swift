@@ -11,7 +11,7 @@ import LocationGateService
 /// hints are not followed (the LISTEN connection is down) it polls on the hub's ticks. Every
 /// read it makes goes through the registry's `StreamReads`, a bounded share of the database
 /// connections taken in turn by app, so streams opening, catching up and closing never take
-/// the connections other requests need (SPEC §5 "Resources").
+/// the connections other requests need (SPEC §5 "Resources"). Mounted under `/v1`.
 struct ChangeFeedRoutes {
     let feed: any ChangeFeedReading
     let streams: StreamRegistry
@@ -24,12 +24,11 @@ struct ChangeFeedRoutes {
 
     var collection: RouteCollection<AppRequestContext> {
         let routes = RouteCollection(context: AppRequestContext.self)
-        routes.scoped(.read).get("/v1/changes", use: changes)
+        routes.scoped(.read).get("/changes", use: changes)
         return routes
     }
 
-    @Sendable func changes(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try context.caller()
+    @Sendable func changes(_ request: Request, context: AppRequestContext, caller: APIIdentity) async throws -> Response {
         let parameters = try QueryParameters(of: request)
         let start: LogPosition
         if let text = Self.lastEventID.flatMap({ request.headers[$0] }) ?? parameters.get("after") {
@@ -41,12 +40,12 @@ struct ChangeFeedRoutes {
             start = .start
         } else {
             let feed = self.feed
-            start = try await streams.reads.run(appID: identity.appID) { try await feed.feedHead() }
+            start = try await streams.reads.run(appID: caller.appID) { try await feed.feedHead() }
         }
-        let slot = try streams.open(identity.appID, for: request)
+        let slot = try streams.open(caller.appID, for: request)
         let feed = self.feed
         let reads = streams.reads
-        let appID = identity.appID
+        let appID = caller.appID
         return ServerSentEvents.response(registry: streams, slot: slot) { sink in
             await Self.produceChanges(feed: feed, reads: reads, appID: appID, from: start, to: sink)
         }

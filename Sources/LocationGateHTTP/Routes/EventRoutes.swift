@@ -7,7 +7,7 @@ import LocationGateService
 /// `POST /v1/events` (SPEC §5), for ingest and admin keys: the batch is read and checked at the
 /// edge (`EventBatch`), a device-bound key's device token is checked, and the batch is appended
 /// through the service's ingest face (`EventIngest`). Every refusal, the scope's included, is
-/// counted in `locgate_rejections_total{code}` (`EventRejections`).
+/// counted in `locgate_rejections_total{code}` (`EventRejections`). Mounted under `/v1`.
 struct EventRoutes {
     let ingest: any EventIngest
     var rejections = EventRejections()
@@ -16,22 +16,22 @@ struct EventRoutes {
         let routes = RouteCollection(context: AppRequestContext.self)
         // Counted outside the scope check: a key without the ingest scope is a refusal too.
         let group = routes.group().add(middleware: RejectionCounting(rejections: rejections)).scoped(.ingest)
-        group.post("/v1/events", use: append)
+        group.post("/events", use: append)
         return routes
     }
 
-    @Sendable func append(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try context.caller()
+    /// The hot path: the results' JSON as `JSONWriter` wrote it once (`EventResults.json`).
+    @Sendable func append(_ request: Request, context: AppRequestContext, caller: APIIdentity) async throws -> PreparedBody {
         var request = request
         let body = try await request.bodyData(limit: 1 << 20)
         let submissions = try EventBatch.decode(body, maxEvents: IngestCapability.maxBatchEvents)
-        if let secret = identity.tokenSecret {
+        if let secret = caller.tokenSecret {
             try Self.requireDeviceToken(request, secret: secret, covering: submissions)
         }
-        let results = try await ingest.ingest(appID: identity.appID, submissions: submissions)
+        let results = try await ingest.ingest(appID: caller.appID, submissions: submissions)
         // An ingest key is in every copy of the app: its answer says what was stored, not
         // the device's state (which a read key asks for).
-        return JSONResponse.make(.ok, data: EventResults(results: results, withState: identity.scope != .ingest).json)
+        return PreparedBody(json: EventResults(results: results, withState: caller.scope != .ingest).json)
     }
 
     static let deviceTokenHeader = HTTPField.Name("X-Device-Token")

@@ -6,47 +6,43 @@ import LocationGateService
 
 /// Gates (SPEC §5), for read and admin keys: one device's decisions, one feature's, a user's,
 /// and many devices at once, from the service's gates face (`GateReading`). A feature the app
-/// does not have is 404.
+/// does not have is 404. Mounted under `/v1`.
 struct GateRoutes {
     let gates: any GateReading
 
     var collection: RouteCollection<AppRequestContext> {
         let routes = RouteCollection(context: AppRequestContext.self)
         let read = routes.scoped(.read)
-        read.get("/v1/users/:user/devices/:device/gates", use: deviceGates)
-        read.get("/v1/users/:user/devices/:device/gates/:feature", use: deviceGate)
-        read.get("/v1/users/:user/gates", use: userGates)
-        read.post("/v1/gates/query", use: queryGates)
+        read.get("/users/:user/devices/:device/gates", use: deviceGates)
+        read.get("/users/:user/devices/:device/gates/:feature", use: deviceGate)
+        read.get("/users/:user/gates", use: userGates)
+        read.post("/gates/query", use: queryGates)
         return routes
     }
 
-    @Sendable func deviceGates(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try context.caller()
-        let key = try PathParameters.streamKey(identity, context)
-        return try JSONResponse.make(.ok, try await gates.deviceGates(key))
+    @Sendable func deviceGates(_ request: Request, context: AppRequestContext, caller: APIIdentity) async throws -> DeviceGates {
+        try await gates.deviceGates(try PathParameters.streamKey(caller, context))
     }
 
-    @Sendable func deviceGate(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try context.caller()
-        let key = try PathParameters.streamKey(identity, context)
-        let feature = context.pathParameter("feature") ?? ""
+    /// The hot path: the decision's JSON as `JSONWriter` wrote it once (`GateDecision.json`).
+    @Sendable func deviceGate(_ request: Request, context: AppRequestContext, caller: APIIdentity) async throws -> PreparedBody {
+        let key = try PathParameters.streamKey(caller, context)
+        let feature = context.parameters.get("feature") ?? ""
         let decision: GateDecision
         if let cached = try gates.cachedDeviceGate(key, feature: feature) {
             decision = cached
         } else {
             decision = try await gates.deviceGate(key, feature: feature)
         }
-        return JSONResponse.make(.ok, data: decision.json)
+        return PreparedBody(json: decision.json)
     }
 
-    @Sendable func userGates(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try context.caller()
+    @Sendable func userGates(_ request: Request, context: AppRequestContext, caller: APIIdentity) async throws -> UserGates {
         let user = try PathParameters.identifier(context, "user", field: "userId")
-        return try JSONResponse.make(.ok, try await gates.userGates(appID: identity.appID, userID: user))
+        return try await gates.userGates(appID: caller.appID, userID: user)
     }
 
-    @Sendable func queryGates(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try context.caller()
+    @Sendable func queryGates(_ request: Request, context: AppRequestContext, caller: APIIdentity) async throws -> GateQueryResults {
         struct Device: Decodable { var userId: String; var deviceId: String }
         struct Body: Decodable { var devices: [Device]; var features: [String]? }
         var request = request
@@ -59,8 +55,12 @@ struct GateRoutes {
                 throw APIError(.validationFailed, "devices[\(index)]: userId and deviceId must be \(EventSubmission.identifierRule)", index: index)
             }
         }
-        struct Results: Encodable { var results: [DeviceDecisions] }
-        let results = try await gates.query(appID: identity.appID, devices: body.devices.map { ($0.userId, $0.deviceId) }, featureKeys: body.features)
-        return try JSONResponse.make(.ok, Results(results: results))
+        let results = try await gates.query(appID: caller.appID, devices: body.devices.map { ($0.userId, $0.deviceId) }, featureKeys: body.features)
+        return GateQueryResults(results: results)
     }
+}
+
+/// `POST /v1/gates/query`'s answer: `{"results": [...]}`, a device's decisions each.
+struct GateQueryResults: ResponseEncodable {
+    var results: [DeviceDecisions]
 }

@@ -34,14 +34,15 @@ final class HealthRoutes: Sendable {
         self.pending = CachedReading { [health] in try await health.pendingMigrations() }
     }
 
+    /// Registers the three on the router's table, with their full paths (outside every area).
     func register(on routes: RouteTable) {
-        routes.get("/healthz") { _, _ in
-            try JSONResponse.make(.ok, ["status": "ok"])
+        routes.get("/healthz") { _, _ -> [String: String] in
+            ["status": "ok"]
         }
         routes.get("/readyz", use: ready)
-        routes.get("/metrics") { [self] _, _ -> Response in
+        routes.get("/metrics") { [self] _, _ -> PreparedBody in
             guard let registry else {
-                return JSONResponse.make(.ok, data: Data(), contentType: "text/plain; version=0.0.4")
+                return PreparedBody(bytes: [UInt8](), contentType: "text/plain; version=0.0.4")
             }
             // Gauges read at scrape time.
             let statistics = health.statistics
@@ -57,11 +58,12 @@ final class HealthRoutes: Sendable {
                 Gauge(label: "locgate_global_order_horizon_lag").record(vitals.horizonLag)
                 Gauge(label: "locgate_events_estimated").record(vitals.estimatedEvents)
             }
-            return JSONResponse.make(.ok, data: Data(registry.emitToBuffer()), contentType: "text/plain; version=0.0.4")
+            return PreparedBody(bytes: registry.emitToBuffer(), contentType: "text/plain; version=0.0.4")
         }
     }
 
-    struct Readiness: Encodable {
+    /// `/readyz`'s answer: 200 when ready, 503 otherwise, with what is not.
+    struct Readiness: ResponseEncodable {
         var ready: Bool
         var database: Bool
         var pendingMigrations: [String]
@@ -70,7 +72,7 @@ final class HealthRoutes: Sendable {
         var devicesCached: Int
     }
 
-    @Sendable func ready(_ request: Request, context: AppRequestContext) async throws -> Response {
+    @Sendable func ready(_ request: Request, context: AppRequestContext) async throws -> EditedResponse<Readiness> {
         var report = Readiness(
             ready: false, database: false, pendingMigrations: [], cacheFollowing: follower?.isCaughtUp ?? true,
             horizonLag: nil, devicesCached: health.statistics.devicesCached)
@@ -85,6 +87,6 @@ final class HealthRoutes: Sendable {
             report.database = false
         }
         report.ready = report.database && report.pendingMigrations.isEmpty && report.cacheFollowing
-        return try JSONResponse.make(report.ready ? .ok : .serviceUnavailable, report)
+        return EditedResponse(status: report.ready ? HTTPResponse.Status.ok : .serviceUnavailable, response: report)
     }
 }

@@ -5,31 +5,30 @@ import LocationAuthorization
 import LocationGateService
 
 /// A device's history and its state as of a time or a version (SPEC §5), for read and admin
-/// keys, from the service's audit face (`HistoryReading`).
+/// keys, from the service's audit face (`HistoryReading`). Mounted under `/v1`.
 struct HistoryRoutes {
     let history: any HistoryReading
 
     var collection: RouteCollection<AppRequestContext> {
         let routes = RouteCollection(context: AppRequestContext.self)
         let read = routes.scoped(.read)
-        read.get("/v1/users/:user/devices/:device/history", use: historyPage)
-        read.get("/v1/users/:user/devices/:device/state", use: state)
+        read.get("/users/:user/devices/:device/history", use: historyPage)
+        read.get("/users/:user/devices/:device/state", use: state)
         return routes
     }
 
-    @Sendable func historyPage(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try context.caller()
-        let key = try PathParameters.streamKey(identity, context)
+    /// A page of the history, its JSON as `JSONWriter` wrote it (`HistoryPage.json`).
+    @Sendable func historyPage(_ request: Request, context: AppRequestContext, caller: APIIdentity) async throws -> PreparedBody {
+        let key = try PathParameters.streamKey(caller, context)
         let query = try QueryParameters(of: request)
         let after = try integer(query.get("afterVersion"), "afterVersion", default: 0, range: 0...Int64.max)
         let limit = try integer(query.get("limit"), "limit", default: 100, range: 1...1000)
         let page = try await history.history(key, afterVersion: after, limit: Int(limit))
-        return JSONResponse.make(.ok, data: page.json)
+        return PreparedBody(json: page.json)
     }
 
-    @Sendable func state(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try context.caller()
-        let key = try PathParameters.streamKey(identity, context)
+    @Sendable func state(_ request: Request, context: AppRequestContext, caller: APIIdentity) async throws -> StateView {
+        let key = try PathParameters.streamKey(caller, context)
         let query = try QueryParameters(of: request)
         let asOfText = query.get("asOf")
         let versionText = query.get("version")
@@ -45,7 +44,7 @@ struct HistoryRoutes {
             asOf = date
         }
         let version = try versionText.map { try integer($0, "version", default: 0, range: 0...Int64.max) }
-        return try JSONResponse.make(.ok, try await history.state(key, asOf: asOf, version: version))
+        return try await history.state(key, asOf: asOf, version: version)
     }
 
     private func integer(_ text: String?, _ name: String, default value: Int64, range: ClosedRange<Int64>) throws -> Int64 {

@@ -16,34 +16,33 @@ struct OFREPRoutes {
     let flags: OFREPFlags
     let streams: StreamRegistry
 
-    /// Added to the `/ofrep/v1` area, whose `OFREPErrorMiddleware` gives every error (these
-    /// handlers throw like any other) OFREP's body.
+    /// Mounted under the `/ofrep/v1` area, whose `OFREPErrorMiddleware` gives every error
+    /// (these handlers throw like any other) OFREP's body.
     var collection: RouteCollection<AppRequestContext> {
         let routes = RouteCollection(context: AppRequestContext.self)
         let read = routes.scoped(.read)
-        read.post("/ofrep/v1/evaluate/flags/:key", use: evaluateFlag)
-        read.post("/ofrep/v1/evaluate/flags", use: evaluateFlags)
+        read.post("/evaluate/flags/:key", use: evaluateFlag)
+        read.post("/evaluate/flags", use: evaluateFlags)
         return routes
     }
 
-    @Sendable func evaluateFlag(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let flag = context.pathParameter("key") ?? ""
-        let identity = try context.caller()
+    @Sendable func evaluateFlag(_ request: Request, context: AppRequestContext, caller: APIIdentity) async throws -> PreparedBody {
+        let flag = context.parameters.get("key") ?? ""
         var request = request
         let target = try await Self.target(from: &request)
-        guard let evaluation = try await flags.evaluateFlag(appID: identity.appID, key: flag, target: target) else {
+        guard let evaluation = try await flags.evaluateFlag(appID: caller.appID, key: flag, target: target) else {
             throw OFREPError.Failure(code: "FLAG_NOT_FOUND", details: "no flag \(flag.prefix(128))", status: .notFound)
         }
         var writer = JSONWriter()
         evaluation.write(to: &writer)
-        return JSONResponse.make(.ok, data: writer.bytes)
+        return PreparedBody(json: writer.bytes)
     }
 
-    @Sendable func evaluateFlags(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try context.caller()
+    /// The bulk evaluation with its ETag, or 304 when `If-None-Match` names it.
+    @Sendable func evaluateFlags(_ request: Request, context: AppRequestContext, caller: APIIdentity) async throws -> Response {
         var request = request
         let target = try await Self.target(from: &request)
-        let bulk = try await flags.evaluateFlags(appID: identity.appID, target: target)
+        let bulk = try await flags.evaluateFlags(appID: caller.appID, target: target)
         if let match = request.headers[.ifNoneMatch], match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == bulk.etag }) {
             return Response(status: .notModified, headers: [.eTag: bulk.etag])
         }
@@ -63,7 +62,7 @@ struct OFREPRoutes {
         writer.key("flags")
         bulk.writeFlags(to: &writer)
         writer.objectEnd()
-        return JSONResponse.make(.ok, data: writer.bytes, headers: [.eTag: bulk.etag])
+        return PreparedBody(json: writer.bytes, headers: [.eTag: bulk.etag]).response
     }
 
     static let forwardedProto = HTTPField.Name("X-Forwarded-Proto")

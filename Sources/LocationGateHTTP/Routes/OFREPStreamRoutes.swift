@@ -16,15 +16,15 @@ struct OFREPStreamRoutes {
     let hints: any ChangeHints
     let streams: StreamRegistry
 
-    /// Added to the `/ofrep/v1` area, whose `OFREPErrorMiddleware` gives every error OFREP's body.
+    /// Mounted under the `/ofrep/v1` area, whose `OFREPErrorMiddleware` gives every error
+    /// OFREP's body.
     var collection: RouteCollection<AppRequestContext> {
         let routes = RouteCollection(context: AppRequestContext.self)
-        routes.scoped(.read).get("/ofrep/v1/event-streams", use: eventStream)
+        routes.scoped(.read).get("/event-streams", use: eventStream)
         return routes
     }
 
-    @Sendable func eventStream(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let identity = try context.caller()
+    @Sendable func eventStream(_ request: Request, context: AppRequestContext, caller: APIIdentity) async throws -> Response {
         let parameters: QueryParameters
         do {
             parameters = try QueryParameters(of: request)
@@ -38,13 +38,13 @@ struct OFREPStreamRoutes {
         if let device, !EventSubmission.isValidIdentifier(device) {
             throw OFREPError.Failure(code: "INVALID_CONTEXT", details: "deviceId must be \(EventSubmission.identifierRule)")
         }
-        let slot = try streams.open(identity.appID, for: request)
+        let slot = try streams.open(caller.appID, for: request)
         let target = OFREPTarget(userID: user, deviceID: device)
         let flags = self.flags
         let hints = self.hints
         let reads = streams.reads
         let inactivity = streams.inactivity
-        let appID = identity.appID
+        let appID = caller.appID
         return ServerSentEvents.response(registry: streams, slot: slot) { sink in
             await Self.produceRefetches(
                 flags: flags, hints: hints, reads: reads, appID: appID, target: target, inactivity: inactivity, to: sink)

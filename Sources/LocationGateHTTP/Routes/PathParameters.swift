@@ -11,7 +11,7 @@ enum PathParameters {
     static func identifier(_ context: AppRequestContext, _ name: String, field: String) throws -> String {
         // Percent-decoding only when there is something to decode: Foundation's decoder was
         // 5% of a cached gate.
-        let raw = context.pathParameter(name) ?? ""
+        let raw = context.parameters.get(name) ?? ""
         let value = raw.utf8.contains(UInt8(ascii: "%")) ? raw.removingPercentEncoding ?? "" : raw
         guard EventSubmission.isValidIdentifier(value) else {
             throw APIError(.validationFailed, "\(field): must be \(EventSubmission.identifierRule)")

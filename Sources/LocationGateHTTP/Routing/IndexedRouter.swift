@@ -23,7 +23,14 @@ public final class IndexedRouter: HTTPResponderBuilder {
     /// The registrations, appended while the routes are built (one thread, at start-up).
     final class Registrations {
         var entries: [RouteIndex.Registration] = []
+        /// The routes the route tables registered with their full paths, without the 405s they
+        /// add: the API that openapi.yaml describes (and the dashboard's pages).
+        var routes: [(method: HTTPRequest.Method, path: String)] = []
     }
+
+    /// The routes registered, `METHOD /path` with parameters as `{name}`, in the order
+    /// registered (not the 405s of their paths).
+    var routes: [(method: HTTPRequest.Method, path: String)] { registrations.routes }
 }
 
 /// Registers on the router and records what it registered. Groups made from it (`group`,
@@ -58,10 +65,11 @@ public struct IndexedRouterResponder: HTTPResponder {
         guard let match = index.match(request.uri.path, method: request.method) else {
             return try await router.respond(to: request, context: context)
         }
-        // What `RouterResponder` does once its trie found the route, the parameters kept in
-        // the index's form (`pathParameter(_:)` reads either).
+        // What `RouterResponder` does once its trie found the route: handlers read
+        // `context.parameters` whichever found it.
+        var context = context
         do {
-            context.indexedParameters = match.parameters
+            context.coreContext.parameters = match.parameters
             context.coreContext.endpointPath.value = match.route.path
             return try await match.responder.respond(to: request, context: context)
         } catch let error as any HTTPResponseError {

@@ -46,8 +46,10 @@ public enum AndroidRules: PlatformRules {
         case .locationButtonResult(let granted):
             try next.requireLocationButton(event.type)
             effects = next.applyLocationButtonResult(granted: granted)
-        default:
-            // Apple's types: `DeviceState.apply` refuses them before (`EventType.traits`).
+        case .authorizationRequested, .promptResponded, .alwaysEventOccurred, .restrictionChanged, .statusObserved,
+            .serviceSessionChanged, .backgroundActivityChanged, .diagnosticObserved:
+            // Apple's types, listed so that a new type is a compile error here until its rule
+            // is written: `DeviceState.apply` refuses them before (`EventType.traits`).
             throw AuthorizationRejection.notAccepted(event.type, by: .android, on: next.context.effectivePlatform)
         }
         next.syncAndroidMapping()

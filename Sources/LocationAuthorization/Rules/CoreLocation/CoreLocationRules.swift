@@ -68,8 +68,10 @@ public enum CoreLocationRules: PlatformRules {
             needsEffect = false
         case .diagnosticObserved(let diagnostic):
             return state.applyDiagnostic(diagnostic)
-        default:
-            // Android's types: `DeviceState.apply` refuses them before (`EventType.traits`).
+        case .permissionsRequested, .permissionsResult, .permissionsObserved, .permissionsReset, .locationButtonSession,
+            .locationButtonResult:
+            // Android's types, listed so that a new type is a compile error here until its
+            // rule is written: `DeviceState.apply` refuses them before (`EventType.traits`).
             throw AuthorizationRejection.notAccepted(event.type, by: .apple, on: state.context.effectivePlatform)
         }
         if state.authorization != .authorizedWhenInUse { state.inferredAllowWhileUsing = false }
