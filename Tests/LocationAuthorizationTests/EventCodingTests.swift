@@ -20,57 +20,24 @@ struct EventCodingTests {
         #expect(again == submission)
     }
 
-    /// At least one event of every type, with every data member the type has used somewhere.
-    static let examples: [LocationEvent] = [
-            .contextReported(DeviceContext(platform: .iPadOS, osVersion: OSVersion(17, 4), appVersion: "3.1",
-                                           usageDescriptions: [UsageDescriptionKey.whenInUse], temporaryUsagePurposeKeys: ["Nav"],
-                                           defaultAccuracyReduced: true, requireExplicitServiceSession: true,
-                                           backgroundLocationMode: false)),
-            .authorizationRequested(.temporaryFullAccuracy("Nav")),
-            .promptResponded(.allowOnce), .alwaysEventOccurred(.locationPush),
-            .appStateChanged(.background, backgroundIndicator: true),
-            .settingsChanged(authorization: .askNextTime, preciseLocation: false),
-            .locationServicesChanged(enabled: false), .restrictionChanged(restricted: true),
-            .statusObserved(.authorizedWhenInUse, accuracy: .reduced),
-            .serviceSessionChanged(.started("nav.main", .always, fullAccuracyPurposeKey: "Nav")),
-            .serviceSessionChanged(.started("trip", .none)), .serviceSessionChanged(.invalidated("nav.main")),
-            .backgroundActivityChanged(active: true),
-            .diagnosticObserved(Diagnostic(source: .serviceSession, session: "nav.main", flags: [.alwaysAuthorizationDenied, .accuracyLimited])),
-            .diagnosticObserved(Diagnostic(source: .monitor, flags: [])),
-            .contextReported(DeviceContext(platform: .android, appVersion: "7.1", apiLevel: 34, targetSdk: 34,
-                                           declaredPermissions: [.coarse, .fine, .foregroundServiceLocation], installID: "install-1")),
-            .permissionsRequested([.coarse, .fine]),
-            .permissionsResult(PermissionsResult(granted: [.coarse], denied: [.fine], rationale: [.fine], interrupted: false)),
-            .permissionsResult(PermissionsResult(granted: [], denied: [], interrupted: true)),
-            .permissionsObserved(granted: [.coarse, .fine, .background], locationEnabled: false),
-            .permissionsObserved(granted: [], locationEnabled: nil),
-            .permissionsReset(.unusedApp),
-            .appStateChanged(.background, backgroundIndicator: false, foregroundService: true),
-            .settingsChanged(authorization: .askEveryTime, preciseLocation: nil),
-            // SPEC §12, the location button (Android 17).
-            .contextReported(DeviceContext(platform: .android, apiLevel: 37, targetSdk: 37,
-                                           declaredPermissions: [.coarse, .fine, .locationButton], fineOnlyForLocationButton: true)),
-            .locationButtonSession(.opened), .locationButtonSession(.closed),
-            .locationButtonSession(.failed, cause: "android.os.RemoteException$Invalid_1"), .locationButtonSession(.failed),
-            .locationButtonResult(granted: true), .locationButtonResult(granted: false),
-    ]
-
     @Test("Every event type round-trips through JSON")
     func roundTrip() throws {
-        for event in Self.examples {
+        for event in WireSamples.allEvents {
             let data = try JSONEncoder().encode(event)
             #expect(try EventCoding.decode(LocationEvent.self, from: data) == event)
         }
-        #expect(Set(Self.examples.map(\.type)) == Set(EventType.allCases))
+        #expect(Set(WireSamples.allEvents.map(\.type)) == Set(EventType.allCases))
     }
 
     @Test("Every type's traits hold: its data members are the ones it declares; its families accept it, the other refuses it naming type")
     func traits() throws {
-        for event in Self.examples {
+        var written: [EventType: Set<String>] = [:]
+        for event in WireSamples.allEvents {
             let traits = event.type.traits
             let object = try JSONSerialization.jsonObject(with: JSONEncoder().encode(event)) as? [String: Any]
             let members = Set((object?["data"] as? [String: Any] ?? [:]).keys)
             #expect(members.isSubset(of: Set(traits.dataFields)), "\(event.type): \(members.subtracting(traits.dataFields))")
+            written[event.type, default: []].formUnion(members)
             for family in PlatformFamily.allCases {
                 var state = DeviceState()
                 let context: DeviceContext = family == .android
@@ -86,6 +53,11 @@ struct EventCodingTests {
             }
         }
         #expect(EventType.allCases.allSatisfy { !$0.traits.families.isEmpty })
+        // The samples write every member each type declares somewhere (its optional ones too).
+        for type in EventType.allCases {
+            let missing = Set(type.traits.dataFields).subtracting(written[type] ?? [])
+            #expect(missing.isEmpty, "no sample of \(type) writes \(missing.sorted())")
+        }
     }
 
     @Test("Effects encode with kind and the SPEC's field names")
@@ -97,11 +69,19 @@ struct EventCodingTests {
         #expect(object?["keys"] as? [String] == ["NSLocationWhenInUseUsageDescription"])
         let delivered = try JSONSerialization.jsonObject(with: JSONEncoder().encode(Effect.eventDelivered(true))) as? [String: Any]
         #expect(delivered?["delivered"] as? Bool == true)
-        for effect in [Effect.promptShown(.alwaysSecond), .statusChanged(from: .denied, to: .authorizedAlways),
-                       .accuracyChanged(from: .full, to: .reduced), .noEffect(.confirmed), .eventDelivered(false),
-                       .reconciled(from: .notDetermined, to: .restricted), .sessionChanged(session: "nav", active: false),
-                       .noEffect(.deliveryOnly), .failed(.missingBackgroundMode, keys: ["UIBackgroundModes"]), .reset(.reinstalled), effect] {
+        let listed: [Effect] = [.promptShown(.alwaysSecond), .statusChanged(from: .denied, to: .authorizedAlways),
+                                .accuracyChanged(from: .full, to: .reduced), .noEffect(.confirmed), .eventDelivered(false),
+                                .reconciled(from: .notDetermined, to: .restricted), .sessionChanged(session: "nav", active: false),
+                                .noEffect(.deliveryOnly), .failed(.missingBackgroundMode, keys: ["UIBackgroundModes"]), .reset(.reinstalled), effect]
+        for effect in listed + WireSamples.allEffects {
             #expect(try JSONDecoder().decode(Effect.self, from: JSONEncoder().encode(effect)) == effect)
+        }
+        // Every kind is written as its name, the one spelling both JSON forms read.
+        for kind in Effect.Kind.allCases {
+            for effect in WireSamples.effects(kind) {
+                let object = try JSONSerialization.jsonObject(with: JSONEncoder().encode(effect)) as? [String: Any]
+                #expect(effect.kind == kind && object?["kind"] as? String == kind.rawValue, "\(effect)")
+            }
         }
     }
 

@@ -64,7 +64,7 @@ struct ArchitectureDocumentationTests {
         let rows = try RepositoryText.file(Self.document).split(separator: "\n").filter { $0.hasPrefix("|") }
         let named = Set(rows.flatMap { Self.backticked($0).compactMap(Self.typeName) }.map(String.init))
         #expect(named.count > 30, "the tables' type names were found: \(named.sorted())")
-        #expect(named.contains("GateService") && named.contains("LocationGateHTTP"), "types and targets both read")
+        #expect(named.contains("CatalogService") && named.contains("LocationGateHTTP"), "types and targets both read")
         let missing = named.subtracting(try Self.declared()).sorted()
         #expect(missing == [], "\(Self.document) names these in its tables, and no source declares them")
     }

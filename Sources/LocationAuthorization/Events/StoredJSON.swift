@@ -463,7 +463,7 @@ extension StatusSummary {
 extension Effect {
     public func write(to writer: inout JSONWriter) {
         writer.objectStart()
-        writer.field("kind", kind)
+        writer.field("kind", kind.rawValue)
         switch self {
         case .promptShown(let prompt):
             writer.field("prompt", prompt)
@@ -497,21 +497,22 @@ extension Effect {
     }
 
     public init?(node: JSONNode) {
-        switch node["kind"]?.string {
-        case "promptShown":
+        guard let kind = node.value("kind", as: Kind.self) else { return nil }
+        switch kind {
+        case .promptShown:
             guard let prompt = node.value("prompt", as: Prompt.self) else { return nil }
             self = .promptShown(prompt)
-        case "statusChanged", "reconciled":
+        case .statusChanged, .reconciled:
             guard let from = node.value("from", as: AuthorizationStatus.self), let to = node.value("to", as: AuthorizationStatus.self)
             else { return nil }
-            self = node["kind"]?.string == "statusChanged" ? .statusChanged(from: from, to: to) : .reconciled(from: from, to: to)
-        case "accuracyChanged":
+            self = kind == .statusChanged ? .statusChanged(from: from, to: to) : .reconciled(from: from, to: to)
+        case .accuracyChanged:
             guard let from = node.value("from", as: Accuracy.self), let to = node.value("to", as: Accuracy.self) else { return nil }
             self = .accuracyChanged(from: from, to: to)
-        case "noEffect":
+        case .noEffect:
             guard let reason = node.value("reason", as: NoEffectReason.self) else { return nil }
             self = .noEffect(reason)
-        case "failed":
+        case .failed:
             guard let reason = node.value("reason", as: FailureReason.self), let items = node["keys"]?.array else { return nil }
             var keys: [String] = []
             for item in items {
@@ -519,26 +520,24 @@ extension Effect {
                 keys.append(key)
             }
             self = .failed(reason, keys: keys)
-        case "eventDelivered":
+        case .eventDelivered:
             guard let delivered = node["delivered"]?.bool else { return nil }
             self = .eventDelivered(delivered)
-        case "answerInferred":
+        case .answerInferred:
             guard let prompt = node.value("prompt", as: Prompt.self), let choice = node.value("choice", as: PromptChoice.self)
             else { return nil }
             self = .answerInferred(prompt: prompt, choice: choice)
-        case "answerCorrected":
+        case .answerCorrected:
             guard let prompt = node.value("prompt", as: Prompt.self), let from = node.value("from", as: PromptChoice.self),
                   let to = node.value("to", as: PromptChoice.self)
             else { return nil }
             self = .answerCorrected(prompt: prompt, from: from, to: to)
-        case "sessionChanged":
+        case .sessionChanged:
             guard let session = node["session"]?.string, let active = node["active"]?.bool else { return nil }
             self = .sessionChanged(session: session, active: active)
-        case "reset":
+        case .reset:
             guard let reason = node.value("reason", as: ResetReason.self) else { return nil }
             self = .reset(reason)
-        default:
-            return nil
         }
     }
 }

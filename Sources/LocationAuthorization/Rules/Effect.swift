@@ -17,20 +17,38 @@ public enum Effect: Sendable, Hashable {
     /// I1: the app's permission state returned to a new install's (the app was reinstalled).
     case reset(ResetReason)
 
+    /// The `kind` field of the JSON form, one per case. Its raw values are the one spelling of
+    /// the kinds: the `Codable` form below and the stored form (`StoredJSON.swift`) both write
+    /// and read them, and switch over it exhaustively, so a new case is a compile error in each
+    /// until it is written there.
+    public enum Kind: String, Sendable, Hashable, Codable, CaseIterable {
+        case promptShown
+        case statusChanged
+        case accuracyChanged
+        case noEffect
+        case failed
+        case eventDelivered
+        case reconciled
+        case answerInferred
+        case answerCorrected
+        case sessionChanged
+        case reset
+    }
+
     /// The `kind` field of the JSON form.
-    public var kind: String {
+    public var kind: Kind {
         switch self {
-        case .promptShown: "promptShown"
-        case .statusChanged: "statusChanged"
-        case .accuracyChanged: "accuracyChanged"
-        case .noEffect: "noEffect"
-        case .failed: "failed"
-        case .eventDelivered: "eventDelivered"
-        case .reconciled: "reconciled"
-        case .answerInferred: "answerInferred"
-        case .answerCorrected: "answerCorrected"
-        case .sessionChanged: "sessionChanged"
-        case .reset: "reset"
+        case .promptShown: .promptShown
+        case .statusChanged: .statusChanged
+        case .accuracyChanged: .accuracyChanged
+        case .noEffect: .noEffect
+        case .failed: .failed
+        case .eventDelivered: .eventDelivered
+        case .reconciled: .reconciled
+        case .answerInferred: .answerInferred
+        case .answerCorrected: .answerCorrected
+        case .sessionChanged: .sessionChanged
+        case .reset: .reset
         }
     }
 }
@@ -125,52 +143,53 @@ extension Effect: Codable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        let kind = try container.decode(String.self, forKey: .kind)
+        let name = try container.decode(String.self, forKey: .kind)
+        guard let kind = Kind(rawValue: name) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .kind, in: container, debugDescription: "unknown effect kind \(name)")
+        }
         switch kind {
-        case "promptShown":
+        case .promptShown:
             self = .promptShown(try container.decode(Prompt.self, forKey: .prompt))
-        case "statusChanged":
+        case .statusChanged:
             self = .statusChanged(
                 from: try container.decode(AuthorizationStatus.self, forKey: .from),
                 to: try container.decode(AuthorizationStatus.self, forKey: .to)
             )
-        case "accuracyChanged":
+        case .accuracyChanged:
             self = .accuracyChanged(
                 from: try container.decode(Accuracy.self, forKey: .from),
                 to: try container.decode(Accuracy.self, forKey: .to)
             )
-        case "noEffect":
+        case .noEffect:
             self = .noEffect(try container.decode(NoEffectReason.self, forKey: .reason))
-        case "failed":
+        case .failed:
             self = .failed(
                 try container.decode(FailureReason.self, forKey: .reason),
                 keys: try container.decode([String].self, forKey: .keys)
             )
-        case "eventDelivered":
+        case .eventDelivered:
             self = .eventDelivered(try container.decode(Bool.self, forKey: .delivered))
-        case "reconciled":
+        case .reconciled:
             self = .reconciled(
                 from: try container.decode(AuthorizationStatus.self, forKey: .from),
                 to: try container.decode(AuthorizationStatus.self, forKey: .to)
             )
-        case "answerInferred":
+        case .answerInferred:
             self = .answerInferred(
                 prompt: try container.decode(Prompt.self, forKey: .prompt),
                 choice: try container.decode(PromptChoice.self, forKey: .choice))
-        case "answerCorrected":
+        case .answerCorrected:
             self = .answerCorrected(
                 prompt: try container.decode(Prompt.self, forKey: .prompt),
                 from: try container.decode(PromptChoice.self, forKey: .from),
                 to: try container.decode(PromptChoice.self, forKey: .to))
-        case "sessionChanged":
+        case .sessionChanged:
             self = .sessionChanged(
                 session: try container.decode(String.self, forKey: .session),
                 active: try container.decode(Bool.self, forKey: .active))
-        case "reset":
+        case .reset:
             self = .reset(try container.decode(ResetReason.self, forKey: .reason))
-        default:
-            throw DecodingError.dataCorruptedError(
-                forKey: .kind, in: container, debugDescription: "unknown effect kind \(kind)")
         }
     }
 
