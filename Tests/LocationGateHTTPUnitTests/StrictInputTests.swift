@@ -403,6 +403,17 @@ struct StrictInputTests {
         let unknown = Self.formRefusal("key=a&remember=1", allowed: ["key"])
         #expect(unknown?.code == .validationFailed && unknown?.message.hasPrefix("remember:") == true)
         #expect(Self.formRefusal("key=%ZZ", allowed: ["key"])?.code == .invalidRequest)
+        // What Hummingbird's URLEncodedFormDecoder would read otherwise (why forms are read by
+        // hand): bytes that are not UTF-8 are refused, not read as U+FFFD; a bracketed name is a
+        // field the form does not have, not a nested one; the first fault in the order sent is
+        // the one named, and a badly encoded value names its field, not its text.
+        let notUTF8 = Self.formRefusal("description=%FF", allowed: ["description"])
+        #expect(notUTF8?.code == .invalidRequest && notUTF8?.message.hasPrefix("description:") == true)
+        let bracketed = Self.formRefusal("a[b]=1", allowed: ["a"])
+        #expect(bracketed?.code == .validationFailed && bracketed?.message.hasPrefix("a[b]:") == true)
+        #expect(Self.formRefusal("x=1&x=2", allowed: ["key"])?.code == .validationFailed, "unknown before repeated")
+        let percent = Self.formRefusal("description=100%", allowed: ["description"])
+        #expect(percent?.code == .invalidRequest && percent?.message.hasPrefix("description:") == true)
         let form = try DashboardForm("key=a+b%21&other=", allowed: ["key", "other"])
         #expect(form["key"] == "a b!" && form["other"] == "" && form["missing"] == nil)
 

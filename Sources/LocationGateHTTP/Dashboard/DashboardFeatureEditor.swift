@@ -253,21 +253,22 @@ struct FeatureForm: Sendable {
     /// ones); the page's own fields are not the feature's. A checked box sends `true`; any
     /// other value is refused (422), not read as unchecked.
     init(form: DashboardForm) throws(ServiceError) {
-        requires = form["requires"] ?? requires
-        accuracy = form["accuracy"] ?? accuracy
-        delivery = form["delivery"] ?? delivery
-        background = form["background"] ?? background
-        description = form["description"] ?? description
-        minAppVersion = form["minAppVersion"] ?? minAppVersion
-        if let value = form["disabled"] {
-            try Self.requireChecked("disabled", value)
-            disabled = true
-        }
-        // In the catalog's order of services, whatever the order the boxes were sent in.
-        for service in LocationService.allCases {
-            guard let value = form[Self.serviceField(service)] else { continue }
-            try Self.requireChecked(Self.serviceField(service), value)
-            services.append(service.rawValue)
+        for (name, value) in form.fields {
+            switch name {
+            case "requires": requires = value
+            case "accuracy": accuracy = value
+            case "delivery": delivery = value
+            case "background": background = value
+            case "description": description = value
+            case "minAppVersion": minAppVersion = value
+            case "disabled":
+                try Self.requireChecked(name, value)
+                disabled = true
+            default:
+                guard let service = LocationService.allCases.first(where: { Self.serviceField($0) == name }) else { continue }
+                try Self.requireChecked(name, value)
+                services.append(service.rawValue)
+            }
         }
     }
 
