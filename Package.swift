@@ -167,7 +167,8 @@ let package = Package(
         .executableTarget(
             name: "locgate-bench",
             dependencies: [
-                "EventLog", "LocationGateService", "LocgateCommandSupport", "PostgresClient",
+                "EventLog", "LocationGateService", "LocgateCommandSupport", "PostgresClient", "LocationAuthorization",
+                "LocationGateJSON", "LocationGateSimulation",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -45,7 +45,7 @@ public final class GateService: Sendable {
     public let erasure: ErasureCapability
     public let retention: RetentionCapability
     public let export: ExportCapability
-    public let experiments: ExperimentService
+    public let experiments: ExperimentsCapability
     public let health: HealthCapability
     /// The admin audit trail, on the primary (an entry is readable as soon as its change is).
     public let adminAudit: AdminAuditLog
@@ -103,7 +103,7 @@ public final class GateService: Sendable {
             pool: pool, cache: cache, hub: hub, exposures: experimentCatalog.exposures, followsChanges: followsChanges, logger: logger)
         retention = RetentionCapability(pool: pool, logger: logger)
         export = ExportCapability(pool: pool, log: log, gateStore: gateStore, features: features, costly: costly)
-        experiments = ExperimentService(
+        experiments = ExperimentsCapability(
             catalog: experimentCatalog, pool: pool,
             committer: ExposureCommitter(pool: pool, maxInFlight: max(1, min(2, pool.size)), queueTimeout: pool.waitTimeout * 2, clock: clock),
             gates: gates, costly: costly, logger: logger)

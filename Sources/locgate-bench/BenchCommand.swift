@@ -14,7 +14,7 @@ import PostgresClient
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "locgate-bench", abstract: "Measure against same-run baselines (see Labs/bench).",
-        subcommands: [AnalyticsBench.self, ReplayBench.self, IngestFloorBench.self])
+        subcommands: [AnalyticsBench.self, ReplayBench.self, IngestFloorBench.self, WireFormsBench.self])
 }
 
 /// The median of a few timed runs, in milliseconds.

@@ -2,7 +2,7 @@ import Foundation
 import LocationAuthorization
 
 /// The experiments face of the service (SPEC §16): what the HTTP layer, OFREP, the dashboard
-/// and the CLI call. `ExperimentService` implements it, its own type over the pool; every error
+/// and the CLI call. `ExperimentsCapability` implements it, its own type over the pool; every error
 /// is a `ServiceError` (`keyInUse`, `experimentRunning`, `experimentStopped` are 409s).
 public protocol ExperimentsFace: Sendable {
     /// Creates or replaces an experiment from a PUT body (checked strictly, nothing stored when

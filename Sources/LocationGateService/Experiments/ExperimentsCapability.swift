@@ -15,7 +15,7 @@ import PostgresClient
 /// before the answer, group-committed with the other first evaluations of the moment
 /// (`ExposureCommitter`), and when another server won the race to expose the same unit, its
 /// variant is the answer. An exposed device's later evaluations answer from memory.
-public final class ExperimentService: ExperimentsFace, DatabaseCalls {
+public final class ExperimentsCapability: ExperimentsFace, DatabaseCalls {
     let catalog: ExperimentCatalog
     let pool: PostgresConnectionPool
     /// First evaluations' exposures share statements (group commit), each answered after its
