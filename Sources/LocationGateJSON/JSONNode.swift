@@ -129,6 +129,22 @@ public enum JSONNode: Sendable, Hashable {
         return true
     }
 
+    /// The value with every object's members sorted by key (by their UTF-8 bytes, as
+    /// `JSONWriter.node(_:sortedKeys:)` writes them), at every depth: for comparing JSON whose
+    /// objects were written in different orders. Nothing else changes: a boolean stays apart
+    /// from a number, `null` from an absent member, and arrays keep their order.
+    public var inKeyOrder: JSONNode {
+        switch self {
+        case .null, .bool, .number, .string:
+            self
+        case .array(let items):
+            .array(items.map(\.inKeyOrder))
+        case .object(let members):
+            .object(members.map { Member(key: $0.key, value: $0.value.inKeyOrder) }
+                .sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) })
+        }
+    }
+
     /// The value of an object's key; nil when absent or when this is not an object.
     public subscript(key: String) -> JSONNode? {
         guard case .object(let members) = self else { return nil }

@@ -268,20 +268,6 @@ struct StoredJSONTests {
 }
 
 extension JSONNode {
-    /// The value with every object's members sorted by key, at every depth, for comparing
-    /// JSON whose objects were written in different orders; nothing else changes.
-    fileprivate var inKeyOrder: JSONNode {
-        switch self {
-        case .null, .bool, .number, .string:
-            self
-        case .array(let items):
-            .array(items.map(\.inKeyOrder))
-        case .object(let members):
-            .object(members.map { Member(key: $0.key, value: $0.value.inKeyOrder) }
-                .sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) })
-        }
-    }
-
     /// An object without the member `key`.
     fileprivate func without(_ key: String) -> JSONNode {
         guard case .object(let members) = self else { return self }

@@ -112,21 +112,6 @@ struct EventResultsJSONTests {
 }
 
 extension JSONNode {
-    /// The value with every object's members sorted by key, at every depth, for comparing
-    /// JSON whose objects were written in different orders: a boolean stays apart from a
-    /// number, `null` from an absent member, and arrays keep their order.
-    fileprivate var inKeyOrder: JSONNode {
-        switch self {
-        case .null, .bool, .number, .string:
-            self
-        case .array(let items):
-            .array(items.map(\.inKeyOrder))
-        case .object(let members):
-            .object(members.map { Member(key: $0.key, value: $0.value.inKeyOrder) }
-                .sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) })
-        }
-    }
-
     /// The `EventResults` form without each result's `effects` and `status`.
     fileprivate var withoutState: JSONNode {
         guard case .object(let members) = self, case .array(let results)? = self["results"] else { return self }
